@@ -1,0 +1,595 @@
+#!/usr/bin/env python3
+"""Generate ``rules/cxx/hip_map.toml``: the CUDA -> HIP identifier and header table.
+
+Stdlib only. At run time the script fetches its sources with ``pip download`` into a temporary
+directory and reads them as text out of the wheel zips; nothing foreign is imported or executed
+(the torch table is parsed with :mod:`ast`, the Cython ``.pxd``/``.pyx`` files with regexes).
+
+Sources, in priority order (name and version are pinned below and recorded in the output):
+
+1. ``torch`` 2.10.0 -- ``torch/utils/hipify/cuda_to_hip_mappings.py``: the annotated PyTorch
+   hipify table (``API_*`` categories, ``HIP_UNSUPPORTED`` markers). Base of the table.
+2. ``hip-python-interop`` 10.0.0.0.1.2 -- AMD's CUDA-named bindings over HIP
+   (``cuda/bindings/cy{runtime,driver,nvrtc}.pxd`` and ``{runtime,driver,nvrtc}.pyx``): every
+   ``cimport hipX as cudaY`` / ``cudaY = hip.hipX`` is a CUDA name that current HIP supports.
+   Adds driver/runtime/graph/texture names the torch table lacks, and revives names torch marks
+   unsupported that HIP has since gained.
+3. ``rocm-bindings-hip``, ``rocm-bindings-libraries``, ``rocm-bindings-systems`` 10.0.0.0.1.2 --
+   AMD's Cython declarations of the current HIP, hipRTC, hipBLAS(Lt), hipRAND, hipFFT, hipSPARSE,
+   hipSOLVER, RCCL and rocTX headers. Used (a) to check that each HIP name a mapping proposes is
+   still declared (names HIP removed, e.g. ``hipBindTexture``, become unsupported), (b) for the
+   NCCL names, which RCCL keeps unchanged, and (c) for the HIP header each library is declared in.
+
+Run: ``python scripts/gen_hip_table.py [--out rules/cxx/hip_map.toml] [--report]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import re
+import subprocess
+import sys
+import tempfile
+import time
+import zipfile
+from collections import Counter
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+DEFAULT_OUT = REPO / "rules" / "cxx" / "hip_map.toml"
+
+TORCH = ("torch", "2.10.0", "macosx_11_0_arm64")
+HIP_PY = "10.0.0.0.1.2"
+INTEROP = ("hip-python-interop", HIP_PY, "manylinux_2_28_x86_64")
+RB_HIP = ("rocm-bindings-hip", HIP_PY, "manylinux_2_28_x86_64")
+RB_LIBS = ("rocm-bindings-libraries", HIP_PY, "manylinux_2_28_x86_64")
+RB_SYS = ("rocm-bindings-systems", HIP_PY, "manylinux_2_28_x86_64")
+# triton ships the CUDA headers (NVIDIA backend) and HIP 6.2 headers (AMD backend) side by side.
+TRITON = ("triton", "3.5.1", "manylinux_2_27_x86_64")
+TRITON_CUDA = "triton/backends/nvidia/include/"
+TRITON_HIP = "triton/backends/amd/include/hip/"
+# CUDA headers that declare device functions (intrinsics, atomics, math, fp16/bf16, warp ops).
+CUDA_DEVICE_HEADERS = [
+    "sm_20_intrinsics.h",
+    "sm_30_intrinsics.h",
+    "sm_32_intrinsics.h",
+    "sm_35_intrinsics.h",
+    "sm_61_intrinsics.h",
+    "sm_20_atomic_functions.h",
+    "sm_32_atomic_functions.h",
+    "sm_35_atomic_functions.h",
+    "sm_60_atomic_functions.h",
+    "device_atomic_functions.h",
+    "crt/device_functions.h",
+    "crt/device_double_functions.h",
+    "crt/math_functions.h",
+    "crt/sm_70_rt.h",
+    "crt/sm_80_rt.h",
+    "crt/sm_90_rt.h",
+    "cuda_fp16.h",
+    "cuda_bf16.h",
+    "surface_functions.h",
+    "texture_fetch_functions.h",
+    "texture_indirect_functions.h",
+    "surface_indirect_functions.h",
+]
+# CUDA host API headers: every function, type, enumerator and macro they declare is listed.
+CUDA_API_HEADERS = [
+    "cuda.h",
+    "cuda_runtime_api.h",
+    "driver_types.h",
+    "texture_types.h",
+    "surface_types.h",
+    "library_types.h",
+    "cuda_gl_interop.h",
+    "cudaGL.h",
+]
+PY_VERSION = "3.11"
+
+TORCH_FILE = "torch/utils/hipify/cuda_to_hip_mappings.py"
+TORCH_NAME_MAPS = ("CUDA_IDENTIFIER_MAP", "CUDA_TYPE_NAME_MAP", "CUDA_SPECIAL_MAP")
+TORCH_INCLUDE_MAP = "CUDA_INCLUDE_MAP"
+INTEROP_FILES = tuple(
+    f"cuda/bindings/{stem}.{ext}"
+    for stem in ("cyruntime", "cydriver", "cynvrtc")
+    for ext in ("pxd",)
+) + tuple(f"cuda/bindings/{stem}.pyx" for stem in ("runtime", "driver", "nvrtc"))
+
+# api -> rocm-bindings Cython declaration files whose names the HIP side of that api must be in.
+BINDING_FILES = {
+    "runtime": ("cyhip",),
+    "driver": ("cyhip",),
+    "nvrtc": ("cyhiprtc", "cyhip"),
+    "cublas": ("cyhipblas",),
+    "cublaslt": ("cyhipblaslt", "cyhipblas"),
+    "curand": ("cyhiprand",),
+    "cufft": ("cyhipfft",),
+    "cusparse": ("cyhipsparse", "cyhipsparselt"),
+    "cusolver": ("cyhipsolver",),
+    "nccl": ("cyrccl",),
+    "nvtx": ("cyroctx",),
+}
+# HIP names whose spelling marks them as a HIP (or HIP library) API symbol. Only those are
+# checked against the declarations; device functions, hipCUB/rocThrust and plain C types are not
+# covered by the bindings and are kept as the source gives them.
+HIP_API_NAME = re.compile(r"^(hip|HIP|rocblas|ROCBLAS|rccl|nccl|NCCL)")
+# Parts of an api that the bindings do not declare (device-side hipRAND, hipfftXt.h, rocTX macros).
+NOT_CHECKABLE = re.compile(r"^(hiprand(_|State|Make|[0-9]*$)|hipfftXt|roctx)")
+
+# CUDA library headers -> the api whose HIP header the bindings declare (``cdef extern from``).
+# The CUDA header names are fixed facts of the CUDA toolkit; the HIP side comes from the source.
+LIBRARY_HEADERS = {
+    "cublas.h": "cublas",
+    "cublas_v2.h": "cublas",
+    "cublas_api.h": "cublas",
+    "cublasLt.h": "cublaslt",
+    "curand.h": "curand",
+    "cufft.h": "cufft",
+    "cusparse.h": "cusparse",
+    "cusparse_v2.h": "cusparse",
+    "cusolverDn.h": "cusolver",
+    "cusolverSp.h": "cusolver",
+    "cusolverRf.h": "cusolver",
+    "cusolver_common.h": "cusolver",
+    "nccl.h": "nccl",
+    "nvrtc.h": "nvrtc",
+    "nvToolsExt.h": "nvtx",
+}
+# The one header no registry source names: cuDNN's counterpart, MIOpen, has no Python binding
+# or Debian package here. portlint's DOMAIN.md (section 3) states cuDNN -> MIOpen.
+DOMAIN_HEADERS = {"cudnn.h": "miopen/miopen.h"}
+
+# CUB/Thrust/cooperative-groups identifiers live in namespaces; HIP keeps the member names.
+NAMESPACES_FIXED = {
+    "cub": "hipcub",  # torch: "cub::" -> "hipcub::"
+    "thrust": "thrust",  # rocThrust keeps thrust::
+    "cooperative_groups": "cooperative_groups",  # hip/hip_cooperative_groups.h
+}
+
+
+IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+COMPLEX = re.compile(
+    r"^(cuC(add|sub|mul|div|abs|fma|real|imag)f?|cuConjf?|make_cu(Float|Double)?Complex|"
+    r"cu(Float|Double)?Complex)$"
+)
+PREFIX_API = (
+    (re.compile(r"^(cudnn|CUDNN_)"), "cudnn"),
+    (re.compile(r"^(cublasLt|CUBLASLT_)"), "cublaslt"),
+    (re.compile(r"^(cublas|CUBLAS_)"), "cublas"),
+    (re.compile(r"^(curand|CURAND_|mtgp32)"), "curand"),
+    (re.compile(r"^(cufft|CUFFT_)"), "cufft"),
+    (re.compile(r"^(cusparse|CUSPARSE)"), "cusparse"),
+    (re.compile(r"^(cusolver|CUSOLVER_|syevj|gesvdj)"), "cusolver"),
+    (re.compile(r"^(nvrtc|NVRTC_)"), "nvrtc"),
+    (re.compile(r"^(nccl|NCCL_)"), "nccl"),
+    (re.compile(r"^(nvtx|NVTX_)"), "nvtx"),
+    (re.compile(r"^(nvml|NVML_)"), "other"),
+    (re.compile(r"^__"), "device"),
+)
+TORCH_API = {
+    "API_DRIVER": "driver",
+    "API_RUNTIME": "runtime",
+    "API_BLAS": "cublas",
+    "API_RAND": "curand",
+    "API_FFT": "cufft",
+    "API_RTC": "nvrtc",
+    "API_ROCTX": "nvtx",
+    "API_ROCMSMI": "other",
+}
+
+
+def classify(name: str, torch_api: str | None = None) -> str:
+    """The portlint ``api`` of a CUDA identifier, from its spelling (torch's tag breaks ties)."""
+    if COMPLEX.match(name):
+        return "complex"
+    for pattern, api in PREFIX_API:
+        if pattern.match(name):
+            return api
+    if name.startswith(("cuda", "CUDART_")):
+        return "runtime"
+    if name.startswith("CUDA"):
+        return "driver" if torch_api == "API_DRIVER" else "runtime"
+    if re.match(r"^(cu[A-Z]|CU)", name):
+        return "runtime" if torch_api == "API_RUNTIME" else "driver"
+    return TORCH_API.get(torch_api or "", "other")
+
+
+# --------------------------------------------------------------------------- fetching
+
+
+def pip_download(spec: tuple[str, str, str], dest: Path) -> Path:
+    name, version, platform = spec
+    cmd = [
+        sys.executable, "-m", "pip", "download", "--quiet", "--no-deps",
+        "--only-binary=:all:", "--platform", platform, "--python-version", PY_VERSION,
+        f"{name}=={version}", "-d", str(dest),
+    ]  # fmt: skip
+    subprocess.run(cmd, check=True)
+    stem = name.replace("-", "_")
+    wheels = sorted(dest.glob(f"{stem}-{version}-*.whl"))
+    if not wheels:
+        raise SystemExit(f"pip download of {name}=={version} produced no wheel in {dest}")
+    return wheels[0]
+
+
+def read_members(wheel: Path, names) -> dict[str, str]:
+    with zipfile.ZipFile(wheel) as zf:
+        have = set(zf.namelist())
+        out = {}
+        for n in names:
+            if n not in have:
+                raise SystemExit(f"{wheel.name} lacks {n}")
+            out[n] = zf.read(n).decode("utf-8")
+        return out
+
+
+def read_matching(wheel: Path, pattern: str) -> dict[str, str]:
+    rx = re.compile(pattern)
+    with zipfile.ZipFile(wheel) as zf:
+        return {n: zf.read(n).decode("utf-8") for n in sorted(zf.namelist()) if rx.search(n)}
+
+
+# --------------------------------------------------------------------------- parsing
+
+
+def parse_torch(text: str) -> dict[str, list[tuple[str, list[str]]]]:
+    """Return {map name: [(cuda, [hip, annotations...])]} for the OrderedDict literals."""
+
+    def value(node: ast.AST) -> str:
+        if isinstance(node, ast.Constant) and isinstance(node.value, str):
+            return node.value
+        if isinstance(node, ast.Name):  # API_* / CONV_* / HIP_UNSUPPORTED / _RCCL_HEADER
+            return node.id
+        raise ValueError(f"unexpected node {ast.dump(node)}")
+
+    maps: dict[str, list[tuple[str, list[str]]]] = {}
+    for stmt in ast.parse(text).body:
+        if not (isinstance(stmt, ast.Assign) and isinstance(stmt.value, ast.Call)):
+            continue
+        target = stmt.targets[0]
+        args = stmt.value.args
+        if not (isinstance(target, ast.Name) and args and isinstance(args[0], ast.List)):
+            continue
+        entries = []
+        for elt in args[0].elts:
+            key, val = elt.elts
+            vals = [value(v) for v in val.elts] if isinstance(val, ast.Tuple) else [value(val)]
+            entries.append((value(key), vals))
+        maps[target.id] = entries
+    for needed in (*TORCH_NAME_MAPS, TORCH_INCLUDE_MAP):
+        if needed not in maps:
+            raise SystemExit(f"torch table lacks {needed}: layout changed")
+    return maps
+
+
+_CIMPORT_AS = re.compile(r"^from rocm\.bindings\.(cyhip|cyhiprtc) cimport (\w+) as (\w+)\s*$", re.M)
+_PYX_ALIAS = re.compile(r"^\s*(\w+) = (?:cy)?(?:hip|hiprtc)\.(\w+)\s*$", re.M)
+_CUDA_SIDE = re.compile(r"^(cu|CU|nvrtc|NVRTC)")
+
+
+def parse_interop(files: dict[str, str]) -> dict[str, str]:
+    """CUDA name -> HIP name for every alias the HIP Python interop layer defines."""
+    pairs: dict[str, str] = {}
+    for path, text in sorted(files.items()):
+        if path.endswith(".pxd"):
+            found = [(m.group(3), m.group(2)) for m in _CIMPORT_AS.finditer(text)]
+        else:
+            found = [(m.group(1), m.group(2)) for m in _PYX_ALIAS.finditer(text)]
+        for cuda, hip in found:
+            if _CUDA_SIDE.match(cuda) and not cuda.startswith(("hip", "HIP")):
+                pairs.setdefault(cuda, hip)
+    return pairs
+
+
+_PXD_COMMENT = re.compile(r"#.*$", re.M)
+_PXD_STRING = re.compile(r'"[^"\n]*"')
+_TOKEN = re.compile(r"\b[A-Za-z_][A-Za-z0-9_]*\b")
+_EXTERN = re.compile(r'^cdef extern from "([^"]+)"', re.M)
+
+
+def declared_names(text: str) -> set[str]:
+    body = _PXD_STRING.sub(" ", _PXD_COMMENT.sub("", text))
+    return set(_TOKEN.findall(body))
+
+
+# Float/double math intrinsics of crt/device_functions.h that clang's HIP math header provides.
+MATH_INTRINSIC = re.compile(
+    r"^(__[df](add|sub|mul|div|rcp|sqrt)_r[dnuz]|__fmaf?_(ieee_)?r[dnuz]|__frsqrt_rn|"
+    r"__(cos|sin|tan|tanh|exp|exp10|log|log2|log10|pow|sincos)f|__fdividef|fdividef?|__saturatef)$"
+)
+_C_COMMENT = re.compile(r"/\*.*?\*/|//[^\n]*", re.S)
+_DEVICE_DECL = re.compile(
+    r"(?:__device__|DECL__|__device_builtin__)[^;{}()]*?\b([A-Za-z_]\w*)\s*\("
+)
+_API_FUNC = re.compile(r"\b(?:CUDAAPI|CUDARTAPI)\s+(\w+)\s*\(")
+_ENUMERATOR = re.compile(r"^\s*((?:cu|CU|cuda|CUDA)\w*)\s*(?:=[^,\n]*)?,?\s*$", re.M)
+_TYPEDEF = re.compile(
+    r"\btypedef\b[^;{]*?\b((?:cu|CU|cuda|CUDA)\w*)\s*;|}\s*((?:cu|CU|cuda|CUDA)\w*)\s*;"
+)
+_DEFINE = re.compile(r"^\s*#\s*define\s+((?:cu|CU|cuda|CUDA)\w*)\b(?!\()", re.M)
+_DEFINE_ANY = re.compile(r"^\s*#\s*define\s+(\w+)\b(?!\()", re.M)
+_INTERNAL = re.compile(
+    r"(_ptds|_ptsz|_H_?|_INCLUDED|_DEPRECATED\w*|API|APIENTRY|API_CDECL|_CB)$|^_"
+)
+
+
+def c_tokens(text: str) -> set[str]:
+    return set(_TOKEN.findall(_C_COMMENT.sub(" ", text)))
+
+
+def cuda_device_functions(files: dict[str, str]) -> dict[str, str]:
+    """Device function name -> the first CUDA header (in CUDA_DEVICE_HEADERS order) declaring it."""
+    out: dict[str, str] = {}
+    for header in CUDA_DEVICE_HEADERS:
+        for m in _DEVICE_DECL.finditer(_C_COMMENT.sub(" ", files.get(header, ""))):
+            name = m.group(1)
+            if name.isupper() or name.startswith(("__nv", "__cuda", "__internal", "_cuda")):
+                continue
+            out.setdefault(name, header)
+    return out
+
+
+def cuda_api_names(files: dict[str, str]) -> set[str]:
+    out: set[str] = set()
+    for text in files.values():
+        body = _C_COMMENT.sub(" ", text)
+        out.update(_API_FUNC.findall(body))
+        out.update(_ENUMERATOR.findall(body))
+        out.update(a or b for a, b in _TYPEDEF.findall(body))
+        out.update(_DEFINE.findall(body))
+    return {n for n in out if not _INTERNAL.search(n)}
+
+
+# --------------------------------------------------------------------------- building
+
+
+def build(
+    torch_text: str,
+    interop_files: dict[str, str],
+    bindings: dict[str, str],
+    cuda_headers: dict[str, str],
+    hip_headers: dict[str, str],
+):
+    stats: Counter = Counter()
+    notes: dict[str, list[str]] = {
+        "removed": [], "revived": [], "added": [], "renamed": [], "device_renamed": [],
+    }  # fmt: skip
+    decl = {stem: declared_names(text) for stem, text in bindings.items()}
+    # The bindings leave out most object-like macros (flags such as hipHostRegisterReadOnly):
+    # a macro the HIP 6.2 headers define counts as declared for the runtime/driver apis.
+    hip_macros = {
+        m for text in hip_headers.values() for m in _DEFINE_ANY.findall(_C_COMMENT.sub(" ", text))
+    }
+    decl["cyhip"] = decl["cyhip"] | hip_macros
+    hip_tokens = set().union(*(c_tokens(t) for t in hip_headers.values()))
+    externs = {stem: _EXTERN.findall(text) for stem, text in bindings.items()}
+
+    def is_declared(api: str, hip: str) -> bool | None:
+        """True/False when the bindings cover this HIP name, None when they cannot tell."""
+        stems = BINDING_FILES.get(api)
+        if not stems or not HIP_API_NAME.match(hip) or NOT_CHECKABLE.match(hip):
+            return None
+        return any(hip in decl[s] for s in stems)
+
+    def declared_variant(api: str, hip: str) -> str | None:
+        """A declared spelling of a stale HIP name: without a _v2/_v3 suffix, or with _t."""
+        for cand in (re.sub(r"_v[0-9]$", "", hip), hip + "_t"):
+            if cand != hip and is_declared(api, cand):
+                return cand
+        return None
+
+    maps = parse_torch(torch_text)
+    names: dict[str, dict] = {}
+    namespaces: dict[str, str] = dict(NAMESPACES_FIXED)
+
+    # 1. torch
+    for map_name in TORCH_NAME_MAPS:
+        for cuda, vals in maps[map_name]:
+            hip = vals[0]
+            torch_api = next((v for v in vals[1:] if v.startswith("API_")), None)
+            unsupported = "HIP_UNSUPPORTED" in vals
+            stats["torch_entries"] += 1
+            if "::" in cuda:
+                ns_c, _, member_c = cuda.rpartition("::")
+                ns_h, _, member_h = hip.rpartition("::")
+                if member_c == member_h or not member_c:
+                    namespaces.setdefault(ns_c, ns_h)
+                elif IDENT.match(member_c) and IDENT.match(member_h):
+                    stats["torch_namespaced_renames"] += 1
+                stats["torch_namespaced"] += 1
+                continue
+            if not IDENT.match(cuda) or not IDENT.match(hip):
+                stats["torch_skipped_not_identifier"] += 1
+                continue
+            if cuda in names:
+                stats["torch_duplicates"] += 1
+                continue
+            api = classify(cuda, torch_api)
+            names[cuda] = {"hip": "" if unsupported else hip, "api": api, "_cand": hip}
+            stats["torch_unsupported" if unsupported else "torch_supported"] += 1
+
+    # 2. hip-python-interop: names current HIP supports under a CUDA spelling.
+    interop = parse_interop(interop_files)
+    stats["interop_pairs"] = len(interop)
+    for cuda, hip in sorted(interop.items()):
+        if not (IDENT.match(cuda) and IDENT.match(hip)):
+            continue
+        entry = names.get(cuda)
+        if entry is None:
+            names[cuda] = {"hip": hip, "api": classify(cuda), "_cand": hip}
+            notes["added"].append(cuda)
+        elif not entry["hip"]:
+            entry["hip"] = entry["_cand"] = hip
+            notes["revived"].append(cuda)
+        elif entry["hip"] != hip and is_declared(entry["api"], entry["hip"]) is False:
+            notes["renamed"].append(f"{cuda}: {entry['hip']} -> {hip}")
+            entry["hip"] = entry["_cand"] = hip
+        entry = names[cuda]
+        entry["_interop"] = True
+
+    # 3. NCCL: RCCL declares the NCCL API under the same names.
+    for name in sorted(decl.get("cyrccl", ())):
+        if re.match(r"^(nccl|NCCL_)", name):
+            names.setdefault(name, {"hip": name, "api": "nccl", "_cand": name})
+            stats["nccl_names"] += 1
+
+    # 4. device functions: HIP keeps the CUDA names; a *_sync warp op HIP lacks falls back to
+    # the maskless form (arguments differ: manual).
+    # The CUDA math library (crt/math_functions.h, device_double_functions.h) is provided on
+    # AMD by clang's __clang_hip_math.h, which no registry package here ships: a math name the
+    # HIP headers do not mention is left out rather than called unsupported.
+    for name, header in sorted(cuda_device_functions(cuda_headers).items()):
+        if name in names or not IDENT.match(name):
+            continue
+        stats["device_functions"] += 1
+        if name in hip_tokens:
+            names[name] = {"hip": name, "api": "device"}
+        elif name.endswith("_sync") and name[: -len("_sync")] in hip_tokens:
+            names[name] = {"hip": name[: -len("_sync")], "api": "device", "manual": True}
+            notes["device_renamed"].append(name)
+        elif header in ("crt/math_functions.h", "crt/device_double_functions.h") or (
+            MATH_INTRINSIC.match(name)
+        ):
+            stats["device_math_left_out"] += 1
+        else:
+            names[name] = {"hip": "", "api": "device"}
+
+    # 5. the rest of the CUDA host API (functions, types, enumerators, macros of the CUDA
+    # headers) that neither table maps: a runtime cudaX is supported when HIP declares hipX,
+    # anything else is unsupported.
+    api = {k: v for k, v in cuda_headers.items() if k in CUDA_API_HEADERS}
+    for name in sorted(cuda_api_names(api)):
+        if name in names or not IDENT.match(name):
+            continue
+        kind = classify(name, "API_DRIVER" if re.match(r"^(cu[A-Z]|CU)", name) else None)
+        hip = ""
+        if name.startswith("cuda") and "hip" + name[4:] in decl["cyhip"]:
+            hip = "hip" + name[4:]
+        names[name] = {"hip": hip, "api": kind, "_interop": True}
+        stats["cuda_header_names_supported" if hip else "cuda_header_names_unsupported"] += 1
+
+    # 6. check proposed HIP names against the current HIP declarations.
+    for cuda, entry in names.items():
+        hip = entry["hip"]
+        if hip and not entry.get("_interop") and is_declared(entry["api"], hip) is False:
+            variant = declared_variant(entry["api"], hip)
+            entry["hip"] = variant or ""
+            notes["renamed" if variant else "removed"].append(f"{cuda}: {hip} -> {variant or '-'}")
+
+    # headers
+    headers: dict[str, str] = {}
+    for cuda, vals in maps[TORCH_INCLUDE_MAP]:
+        hip = vals[0]
+        if hip == "_RCCL_HEADER":
+            hip = "rccl/rccl.h"
+        cuda = re.sub(r'^include [<"]', "", cuda).strip("<>")
+        hip = re.sub(r'^include [<"]', "", hip).strip("<>")
+        if not re.search(r"\.(h|hpp|cuh)$", cuda):
+            stats["headers_skipped_prefix"] += 1  # e.g. thrust/system/cuda path prefix
+            continue
+        headers.setdefault(cuda, "" if "HIP_UNSUPPORTED" in vals else hip)
+    for cuda_header, api in LIBRARY_HEADERS.items():
+        hip_headers = [h for s in BINDING_FILES.get(api, ())[:1] for h in externs.get(s, ())]
+        if hip_headers and cuda_header not in headers:
+            headers[cuda_header] = hip_headers[0]
+    for cuda_header, hip_header in DOMAIN_HEADERS.items():
+        headers.setdefault(cuda_header, hip_header)
+
+    for entry in names.values():
+        for k in [k for k in entry if k.startswith("_")]:
+            del entry[k]
+    return names, headers, namespaces, stats, notes
+
+
+# --------------------------------------------------------------------------- output
+
+
+def toml_str(s: str) -> str:
+    return '"' + s.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def toml_key(k: str) -> str:
+    return k if re.match(r"^[A-Za-z0-9_-]+$", k) else toml_str(k)
+
+
+def render(names, headers, namespaces, sources) -> str:
+    out = [
+        "# Generated by scripts/gen_hip_table.py — do not edit by hand.",
+        "[source]",
+        'generator = "scripts/gen_hip_table.py"',
+        "sources = [",
+        *[f"    {toml_str(s)}," for s in sources],
+        "]",
+        "",
+        '[headers]   # CUDA include name -> HIP include name ("" when unsupported)',
+        *[f"{toml_str(k)} = {toml_str(headers[k])}" for k in sorted(headers)],
+        "",
+        "[namespaces]   # CUDA C++ namespace -> HIP namespace (members keep their names)",
+        *[f"{toml_str(k)} = {toml_str(namespaces[k])}" for k in sorted(namespaces)],
+        "",
+        '[names]     # every CUDA identifier; hip = "" means HIP has no equivalent',
+    ]
+    for cuda in sorted(names):
+        e = names[cuda]
+        fields = [f"hip = {toml_str(e['hip'])}", f"api = {toml_str(e['api'])}"]
+        if e.get("manual"):
+            fields.append("manual = true")
+        out.append(f"{toml_key(cuda)} = {{ {', '.join(fields)} }}")
+    return "\n".join(out) + "\n"
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--out", type=Path, default=DEFAULT_OUT)
+    ap.add_argument("--report", action="store_true", help="print what each source contributed")
+    args = ap.parse_args(argv)
+    t0 = time.monotonic()
+    with tempfile.TemporaryDirectory(prefix="gen_hip_table_") as tmp:
+        tmpd = Path(tmp)
+        torch_whl = pip_download(TORCH, tmpd)
+        interop_whl = pip_download(INTEROP, tmpd)
+        rb_wheels = [pip_download(spec, tmpd) for spec in (RB_HIP, RB_LIBS, RB_SYS)]
+        triton_whl = pip_download(TRITON, tmpd)
+        cuda_headers = {
+            k[len(TRITON_CUDA) :]: v
+            for k, v in read_matching(triton_whl, "^" + re.escape(TRITON_CUDA) + r".*\.h$").items()
+        }
+        hip_headers = read_matching(triton_whl, "^" + re.escape(TRITON_HIP) + r".*\.h$")
+        torch_text = read_members(torch_whl, [TORCH_FILE])[TORCH_FILE]
+        interop_files = read_members(interop_whl, INTEROP_FILES)
+        bindings: dict[str, str] = {}
+        for whl in rb_wheels:
+            for path, text in read_matching(whl, r"^rocm/bindings/cy\w+\.pxd$").items():
+                bindings[Path(path).stem] = text
+    names, headers, namespaces, stats, notes = build(
+        torch_text, interop_files, bindings, cuda_headers, hip_headers
+    )
+    sources = [
+        f"{TORCH[0]} {TORCH[1]} {TORCH_FILE}",
+        f"{INTEROP[0]} {INTEROP[1]} cuda/bindings/cy{{runtime,driver,nvrtc}}.pxd, "
+        "{runtime,driver,nvrtc}.pyx",
+        *[
+            f"{spec[0]} {spec[1]} rocm/bindings/cy*.pxd (HIP declarations)"
+            for spec in (RB_HIP, RB_LIBS, RB_SYS)
+        ],
+        f"{TRITON[0]} {TRITON[1]} {TRITON_CUDA} (CUDA headers) and {TRITON_HIP} (HIP 6.2 headers)",
+    ]
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(render(names, headers, namespaces, sources), encoding="utf-8")
+    unsupported = sum(1 for e in names.values() if not e["hip"])
+    print(
+        f"wrote {args.out}: {len(names)} names ({unsupported} unsupported, "
+        f"{unsupported / max(len(names), 1):.1%}), {len(headers)} headers, "
+        f"{len(namespaces)} namespaces in {time.monotonic() - t0:.1f}s"
+    )
+    if args.report:
+        print("per api:", dict(sorted(Counter(e["api"] for e in names.values()).items())))
+        print("stats:", dict(stats))
+        for k, v in notes.items():
+            print(f"{k} ({len(v)}):", ", ".join(v[:400]))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,5 @@
+import sys
+
+from portlint.cli import main
+
+sys.exit(main())

@@ -1,0 +1,129 @@
+"""The rule catalogue: loads ``rules/*.toml`` once and answers questions about it.
+
+Every top-level TOML file in ``rules/`` may hold ``[[rule]]`` entries (a rule's code, name, docs and
+default per-target advice) and any tables that the rule's analyser reads (``[api.*]``, ``[env.*]``,
+...). Larger generated tables live in sub-folders and are loaded on first use with ``data()``.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+import sys
+from dataclasses import dataclass, field
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from portlint.model import TARGETS, Advice, Severity, Status
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - exercised on Python 3.10 only
+    import tomli as tomllib
+
+CODE_PATTERN = re.compile(r"^PRT\d{3}$")
+FIX_KINDS = ("none", "safe", "unsafe", "sometimes")
+
+
+@dataclass(frozen=True)
+class Rule:
+    code: str
+    name: str
+    severity: Severity
+    summary: str
+    fix: str
+    what: str
+    why: str
+    example: str
+    use_instead: str
+    fix_safety: str
+    #: Default advice per target; analysers may give a site more precise advice.
+    targets: dict[str, Advice] = field(default_factory=dict)
+    #: The catalogue file the rule is defined in (its family).
+    family: str = ""
+    #: The language of the rule's examples, and the file suffix they are tested under.
+    example_suffix: str = ".py"
+
+    @property
+    def fixable(self) -> bool:
+        return self.fix != "none"
+
+
+def rules_dir() -> Path:
+    """The catalogue's folder: inside the installed package, or ``rules/`` of a checkout."""
+    try:
+        packaged = Path(str(resources.files("portlint.rules")))
+        if packaged.is_dir() and any(packaged.glob("*.toml")):
+            return packaged
+    except ModuleNotFoundError:
+        pass
+    return Path(__file__).resolve().parents[2] / "rules"
+
+
+def parse_advice(raw: dict[str, Any]) -> Advice:
+    return Advice(Status(raw["status"]), raw.get("replacement"), raw.get("note"))
+
+
+class Catalog:
+    def __init__(self, directory: Path) -> None:
+        self.directory = directory
+        self.rules: dict[str, Rule] = {}
+        self.tables: dict[str, dict[str, Any]] = {}
+        for path in sorted(directory.glob("*.toml")):
+            with path.open("rb") as handle:
+                document = tomllib.load(handle)
+            for raw in document.pop("rule", []):
+                rule = _parse_rule(raw, family=path.stem)
+                if rule.code in self.rules:
+                    raise ValueError(f"{path}: rule {rule.code} is defined twice")
+                self.rules[rule.code] = rule
+            self.tables[path.stem] = document
+        self._by_name = {rule.name: rule for rule in self.rules.values()}
+
+    def rule(self, code_or_name: str) -> Rule | None:
+        return self.rules.get(code_or_name.upper()) or self._by_name.get(code_or_name)
+
+    def table(self, stem: str) -> dict[str, Any]:
+        return self.tables.get(stem, {})
+
+    @functools.cache  # noqa: B019 - the catalogue lives for the whole process
+    def data(self, relative: str) -> dict[str, Any]:
+        """A TOML file below ``rules/``, loaded once on first use."""
+        with (self.directory / relative).open("rb") as handle:
+            return tomllib.load(handle)
+
+    def target_facts(self) -> dict[str, dict[str, Any]]:
+        return self.table("targets").get("target", {})
+
+
+def _parse_rule(raw: dict[str, Any], family: str) -> Rule:
+    code = raw["code"]
+    if not CODE_PATTERN.match(code):
+        raise ValueError(f"rule code {code!r} is not of the form PRTnnn")
+    if raw.get("fix", "none") not in FIX_KINDS:
+        raise ValueError(f"rule {code}: fix must be one of {', '.join(FIX_KINDS)}")
+    targets = {t: parse_advice(a) for t, a in raw.get("targets", {}).items()}
+    unknown = set(targets) - set(TARGETS)
+    if unknown:
+        raise ValueError(f"rule {code}: unknown targets {sorted(unknown)}")
+    return Rule(
+        code=code,
+        name=raw["name"],
+        severity=Severity(raw["severity"]),
+        summary=raw["summary"],
+        fix=raw.get("fix", "none"),
+        what=raw.get("what", "").strip(),
+        why=raw.get("why", "").strip(),
+        example=raw.get("example", "").strip("\n"),
+        use_instead=raw.get("use_instead", "").strip("\n"),
+        fix_safety=raw.get("fix_safety", "").strip(),
+        targets=targets,
+        family=family,
+        example_suffix=raw.get("example_suffix", ".py"),
+    )
+
+
+@functools.cache
+def load_catalog() -> Catalog:
+    return Catalog(rules_dir())

@@ -1,0 +1,197 @@
+"""The command line: the only module that prints. Exit 0 clean, 1 findings, 2 usage/config error."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from collections.abc import Sequence
+from dataclasses import replace
+from pathlib import Path
+from typing import TextIO
+
+from portlint import __version__
+from portlint.catalog import load_catalog
+from portlint.config import (
+    ConfigError,
+    Settings,
+    find_config,
+    load_settings,
+    parse_selectors,
+    parse_targets,
+)
+from portlint.discover import Walker
+from portlint.engine import lint_paths
+from portlint.output import FORMATS, render
+from portlint.output.report import Report
+
+EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
+
+
+class UsageError(Exception):
+    pass
+
+
+class Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> None:  # one line and exit 2, as the rest of portlint
+        raise UsageError(message)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = Parser(
+        prog="portlint",
+        description="Find CUDA-only code and say, per accelerator, how to port it.",
+    )
+    parser.add_argument("--version", action="version", version=f"portlint {__version__}")
+    parser.add_argument("paths", nargs="*", type=Path, help="files or folders (default: .)")
+    parser.add_argument(
+        "--target",
+        help="comma-separated targets: rocm,npu,mlu,xpu,mps,cpu or all (default: all)",
+    )
+    parser.add_argument("--select", help="rule codes or prefixes to enable (replaces the config)")
+    parser.add_argument("--ignore", help="rule codes or prefixes to disable")
+    parser.add_argument("--extend-select", help="rule codes or prefixes to enable in addition")
+    parser.add_argument(
+        "--output-format",
+        "--format",
+        dest="output_format",
+        choices=sorted(FORMATS),
+        default="text",
+        help="how findings are printed (default: text)",
+    )
+    parser.add_argument("-o", "--output-file", type=Path, help="write the report to this file")
+    parser.add_argument("--statistics", action="store_true", help="count findings per rule")
+    parser.add_argument("--exit-zero", action="store_true", help="exit 0 even with findings")
+    parser.add_argument("-q", "--quiet", action="store_true", help="print findings only")
+    parser.add_argument("--config", type=Path, help="read settings from this file")
+    parser.add_argument("--isolated", action="store_true", help="ignore every configuration file")
+    parser.add_argument(
+        "--force-exclude",
+        action="store_true",
+        help="apply excludes to paths given on the command line too",
+    )
+    parser.add_argument(
+        "--no-respect-gitignore", action="store_true", help="lint files that .gitignore excludes"
+    )
+    parser.add_argument("-j", "--jobs", type=int, help="worker processes (default: CPU count)")
+    return parser
+
+
+def build_rule_parser() -> argparse.ArgumentParser:
+    parser = Parser(prog="portlint rule", description="Show a rule's documentation.")
+    parser.add_argument("code", nargs="?", help="rule code or name, e.g. PRT201")
+    parser.add_argument("--all", action="store_true", help="list every rule")
+    parser.add_argument("--output-format", choices=("text", "json"), default="text")
+    return parser
+
+
+def resolve_settings(args: argparse.Namespace) -> Settings:
+    if args.isolated:
+        settings = Settings()
+    elif args.config is not None:
+        if not args.config.is_file():
+            raise ConfigError(f"{args.config}: config file not found")
+        settings = load_settings(args.config)
+    else:
+        found = find_config(Path.cwd())
+        settings = load_settings(found) if found else Settings()
+    changes = {}
+    if args.target:
+        changes["targets"] = parse_targets(args.target, "--target")
+    if args.select:
+        changes["select"] = parse_selectors(args.select, "--select")
+    if args.ignore:
+        changes["ignore"] = settings.ignore + parse_selectors(args.ignore, "--ignore")
+    if args.extend_select:
+        changes["extend_select"] = settings.extend_select + parse_selectors(
+            args.extend_select, "--extend-select"
+        )
+    return replace(settings, **changes)
+
+
+def run_check(argv: Sequence[str]) -> int:
+    args = build_parser().parse_args(argv)
+    settings = resolve_settings(args)
+    paths = args.paths or [Path(".")]
+    missing = [str(p) for p in paths if not p.exists()]
+    if missing:
+        raise UsageError(f"no such file or directory: {', '.join(missing)}")
+    catalog = load_catalog()
+    walker = Walker(settings, respect_gitignore=not args.no_respect_gitignore)
+    candidates = list(walker.walk(paths, force_exclude=args.force_exclude))
+    for candidate in candidates:
+        if candidate.language == "unknown":
+            warn(f"{candidate.path}: not a file type portlint checks; skipped")
+    findings = []
+    for result in lint_paths(candidates, settings, jobs=args.jobs):
+        findings.extend(result.findings)
+    checked = sum(1 for c in candidates if c.language != "unknown")
+    stream, close = _open_output(args.output_file)
+    try:
+        report = Report(
+            findings=findings,
+            targets=settings.targets,
+            catalog=catalog,
+            files_checked=checked,
+            terminal=stream.isatty() and "NO_COLOR" not in os.environ,
+            show_statistics=args.statistics,
+        )
+        render(args.output_format, report, stream)
+    finally:
+        if close:
+            stream.close()
+    if findings and not args.exit_zero:
+        return EXIT_FINDINGS
+    return EXIT_CLEAN
+
+
+def _open_output(path: Path | None) -> tuple[TextIO, bool]:
+    if path is None:
+        return sys.stdout, False
+    try:
+        return path.open("w", encoding="utf-8"), True
+    except OSError as error:
+        raise UsageError(f"cannot write {path}: {error.strerror}") from None
+
+
+def run_rule(argv: Sequence[str]) -> int:
+    from portlint import ruledoc
+
+    args = build_rule_parser().parse_args(argv)
+    catalog = load_catalog()
+    if args.all:
+        sys.stdout.write(ruledoc.rule_list(catalog, args.output_format))
+        return EXIT_CLEAN
+    if not args.code:
+        raise UsageError("give a rule code (portlint rule PRT201) or --all")
+    rule = catalog.rule(args.code)
+    if rule is None:
+        raise UsageError(f"unknown rule {args.code!r}; see `portlint rule --all`")
+    sys.stdout.write(ruledoc.rule_page(rule, catalog, args.output_format))
+    return EXIT_CLEAN
+
+
+def warn(message: str) -> None:
+    sys.stderr.write(f"portlint: warning: {message}\n")
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    try:
+        if argv[:1] == ["rule"]:
+            return run_rule(argv[1:])
+        if argv[:1] == ["check"]:
+            argv = argv[1:]
+        return run_check(argv)
+    except (UsageError, ConfigError) as error:
+        sys.stderr.write(f"portlint: error: {error}\n")
+        return EXIT_ERROR
+    except KeyboardInterrupt:
+        sys.stderr.write("portlint: interrupted\n")
+        return EXIT_ERROR
+    except BrokenPipeError:
+        return EXIT_CLEAN
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,136 @@
+"""Which files to lint: walk the given paths, honour .gitignore, default and configured excludes."""
+
+from __future__ import annotations
+
+import fnmatch
+import os
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pathspec
+
+from portlint.config import Settings
+
+#: Folder names never entered unless given explicitly (virtual environments, build output,
+#: vendored code and vendored CUDA SDK headers).
+DEFAULT_EXCLUDES = (
+    ".git",
+    ".hg",
+    ".svn",
+    ".venv",
+    "venv",
+    ".tox",
+    ".nox",
+    ".mypy_cache",
+    ".ruff_cache",
+    ".pytest_cache",
+    "__pycache__",
+    "node_modules",
+    "site-packages",
+    "build",
+    "dist",
+    "third_party",
+    "third-party",
+    "thirdparty",
+    "external",
+    "cuda-samples",
+)
+
+#: File suffix -> language name. Analysers register by language name.
+LANGUAGE_BY_SUFFIX = {
+    ".py": "python",
+    ".pyi": "python",
+}
+
+
+@dataclass(frozen=True)
+class Candidate:
+    path: Path
+    language: str
+    #: Given on the command line by name (not found by walking a folder).
+    explicit: bool = False
+
+
+def language_of(path: Path) -> str | None:
+    return LANGUAGE_BY_SUFFIX.get(path.suffix.lower())
+
+
+class Walker:
+    def __init__(self, settings: Settings, respect_gitignore: bool = True) -> None:
+        self.settings = settings
+        self.respect_gitignore = respect_gitignore
+        patterns = (*settings.exclude, *settings.extend_exclude)
+        self.exclude = pathspec.GitIgnoreSpec.from_lines(patterns) if patterns else None
+        self._ignore_cache: dict[Path, pathspec.GitIgnoreSpec | None] = {}
+
+    def is_excluded(self, path: Path, is_dir: bool) -> bool:
+        if is_dir and path.name in DEFAULT_EXCLUDES:
+            return True
+        if self.exclude is not None:
+            relative = _relative_posix(path, self.settings.root)
+            if relative and self.exclude.match_file(relative + ("/" if is_dir else "")):
+                return True
+        return self.respect_gitignore and self._gitignored(path, is_dir)
+
+    def _gitignored(self, path: Path, is_dir: bool) -> bool:
+        for folder in path.parents:
+            spec = self._gitignore_spec(folder)
+            if spec is not None:
+                relative = path.relative_to(folder).as_posix() + ("/" if is_dir else "")
+                if spec.match_file(relative):
+                    return True
+            if (folder / ".git").exists():
+                break
+        return False
+
+    def _gitignore_spec(self, folder: Path) -> pathspec.GitIgnoreSpec | None:
+        if folder not in self._ignore_cache:
+            spec = None
+            ignore_file = folder / ".gitignore"
+            if ignore_file.is_file():
+                try:
+                    lines = ignore_file.read_text(encoding="utf-8", errors="replace").splitlines()
+                    spec = pathspec.GitIgnoreSpec.from_lines(lines)
+                except OSError:
+                    spec = None
+            self._ignore_cache[folder] = spec
+        return self._ignore_cache[folder]
+
+    def walk(self, paths: list[Path], force_exclude: bool = False) -> Iterator[Candidate]:
+        seen: set[Path] = set()
+        for given in paths:
+            if given.is_dir():
+                yield from self._walk_dir(given.absolute(), given, seen)
+                continue
+            language = language_of(given) or "unknown"
+            if force_exclude and self.is_excluded(given.absolute(), is_dir=False):
+                continue
+            key = given.absolute()
+            if key not in seen:
+                seen.add(key)
+                yield Candidate(given, language, explicit=True)
+
+    def _walk_dir(self, absolute: Path, shown: Path, seen: set[Path]) -> Iterator[Candidate]:
+        for root, dirs, files in os.walk(absolute):
+            root_path = Path(root)
+            dirs[:] = sorted(d for d in dirs if not self.is_excluded(root_path / d, is_dir=True))
+            for name in sorted(files):
+                full = root_path / name
+                language = language_of(full)
+                if language is None or full in seen or self.is_excluded(full, is_dir=False):
+                    continue
+                seen.add(full)
+                yield Candidate(shown / full.relative_to(absolute), language)
+
+
+def matches_glob(path: str, pattern: str) -> bool:
+    """per-file-ignores matching: a glob against the path or its file name."""
+    return fnmatch.fnmatch(path, pattern) or fnmatch.fnmatch(os.path.basename(path), pattern)
+
+
+def _relative_posix(path: Path, root: Path) -> str | None:
+    try:
+        return path.relative_to(root.absolute()).as_posix()
+    except ValueError:
+        return None

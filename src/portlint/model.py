@@ -1,0 +1,125 @@
+"""Plain data shared by every part of portlint.
+
+Position convention, used everywhere inside portlint: lines are 1-based; columns are 0-based and
+count Unicode code points (characters) from the start of the line; an end position is exclusive.
+Output formats convert once, in ``portlint.output.positions`` (JSON adds 1, SARIF counts UTF-16
+units, rdjson UTF-8 bytes).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+from enum import Enum
+
+#: Every target portlint knows, in the order reports list them.
+TARGETS: tuple[str, ...] = ("rocm", "npu", "mlu", "xpu", "mps", "cpu")
+
+
+class Status(str, Enum):
+    """What a site needs on one target."""
+
+    PORTABLE = "portable"
+    RENAME = "rename"
+    MANUAL = "manual"
+    UNSUPPORTED = "unsupported"
+
+
+class Severity(str, Enum):
+    ERROR = "error"
+    WARNING = "warning"
+    INFO = "info"
+
+
+class Applicability(str, Enum):
+    SAFE = "safe"
+    UNSAFE = "unsafe"
+
+
+@dataclass(frozen=True, order=True)
+class Span:
+    line: int
+    column: int
+    end_line: int
+    end_column: int
+
+
+@dataclass(frozen=True)
+class Advice:
+    """The answer for one target: a status, and the replacement text when there is one."""
+
+    status: Status
+    replacement: str | None = None
+    note: str | None = None
+
+    @property
+    def portable(self) -> bool:
+        return self.status is Status.PORTABLE
+
+
+PORTABLE = Advice(Status.PORTABLE)
+
+
+@dataclass(frozen=True)
+class Edit:
+    span: Span
+    content: str
+
+
+@dataclass(frozen=True)
+class Fix:
+    applicability: Applicability
+    edits: tuple[Edit, ...]
+    description: str = ""
+
+
+@dataclass(frozen=True)
+class Finding:
+    path: str
+    span: Span
+    code: str
+    name: str
+    severity: Severity
+    message: str
+    symbol: str
+    targets: Mapping[str, Advice] = field(default_factory=dict)
+    fix: Fix | None = None
+
+    def for_targets(self, wanted: tuple[str, ...]) -> Finding | None:
+        """This finding narrowed to ``wanted`` targets, or None when it is portable on all of them.
+
+        Findings with no per-target advice at all (parse errors, unreadable files) always stay.
+        """
+        if not self.targets:
+            return self
+        kept = {t: a for t, a in self.targets.items() if t in wanted and not a.portable}
+        if not kept:
+            return None
+        return replace(self, targets=kept)
+
+
+@dataclass(frozen=True)
+class SourceFile:
+    """A file read from disk, decoded, with what is needed to write it back unchanged."""
+
+    path: str
+    text: str
+    encoding: str = "utf-8"
+    bom: bool = False
+    newline: str = "\n"
+    mtime_ns: int = 0
+
+    @property
+    def lines(self) -> list[str]:
+        return self.text.splitlines()
+
+
+@dataclass(frozen=True)
+class FileResult:
+    path: str
+    findings: tuple[Finding, ...] = ()
+    #: One-line problem that stopped the file from being linted (binary, undecodable, unreadable).
+    error: str | None = None
+    #: The file's text after fixes, when fixing was asked for and something changed.
+    fixed_text: str | None = None
+    fixes_applied: tuple[Finding, ...] = ()

@@ -1,0 +1,56 @@
+"""``--output-format json``: one JSON array, the stable interface documented in the README."""
+
+from __future__ import annotations
+
+import json
+from typing import Any, TextIO
+
+from portlint.model import Finding
+from portlint.output.positions import one_based
+from portlint.output.report import Report
+
+
+def finding_to_json(finding: Finding) -> dict[str, Any]:
+    span = finding.span
+    return {
+        "path": finding.path,
+        "line": span.line,
+        "column": one_based(span.column),
+        "end_line": span.end_line,
+        "end_column": one_based(span.end_column),
+        "code": finding.code,
+        "name": finding.name,
+        "severity": finding.severity.value,
+        "message": finding.message,
+        "symbol": finding.symbol,
+        "targets": {
+            target: {"status": advice.status.value, "replacement": advice.replacement}
+            for target, advice in finding.targets.items()
+        },
+        "fix": fix_to_json(finding),
+    }
+
+
+def fix_to_json(finding: Finding) -> dict[str, Any] | None:
+    if finding.fix is None:
+        return None
+    return {
+        "applicability": finding.fix.applicability.value,
+        "message": finding.fix.description,
+        "edits": [
+            {
+                "line": edit.span.line,
+                "column": one_based(edit.span.column),
+                "end_line": edit.span.end_line,
+                "end_column": one_based(edit.span.end_column),
+                "content": edit.content,
+            }
+            for edit in finding.fix.edits
+        ],
+    }
+
+
+def render(report: Report, stream: TextIO) -> None:
+    payload = [finding_to_json(f) for f in report.sorted_findings()]
+    json.dump(payload, stream, indent=2, ensure_ascii=False)
+    stream.write("\n")

@@ -1,0 +1,18 @@
+"""Column conversions from portlint's convention (0-based code points) to each consumer's."""
+
+from __future__ import annotations
+
+
+def one_based(column: int) -> int:
+    """JSON, GitHub and the text output: 1-based character columns."""
+    return column + 1
+
+
+def utf16_column(line_text: str, column: int) -> int:
+    """SARIF's default column kind counts UTF-16 code units."""
+    return len(line_text[:column].encode("utf-16-le")) // 2
+
+
+def utf8_column(line_text: str, column: int) -> int:
+    """reviewdog's rdjson counts UTF-8 bytes."""
+    return len(line_text[:column].encode("utf-8"))

@@ -1,0 +1,51 @@
+"""What every output format receives: the findings of a run and what they are about."""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+
+from portlint.catalog import Catalog
+from portlint.model import Advice, Finding, Status
+
+
+@dataclass
+class Report:
+    findings: list[Finding]
+    targets: tuple[str, ...]
+    catalog: Catalog
+    files_checked: int = 0
+    #: Whether the stream is a terminal (colour, rich layout).
+    terminal: bool = False
+    show_statistics: bool = False
+    fixed: list[Finding] = field(default_factory=list)
+
+    def sorted_findings(self) -> list[Finding]:
+        return sorted(self.findings, key=lambda f: (f.path, f.span, f.code))
+
+    def target_summary(self) -> dict[str, Counter]:
+        """target -> counts of findings by status (rename, manual, unsupported)."""
+        summary: dict[str, Counter] = {t: Counter() for t in self.targets}
+        for finding in self.findings:
+            for target, advice in finding.targets.items():
+                if target in summary and advice.status is not Status.PORTABLE:
+                    summary[target][advice.status.value] += 1
+        return summary
+
+
+def advice_text(advice: Advice | None) -> str:
+    """One target's answer in a few words, as the text output and annotations show it."""
+    if advice is None or advice.status is Status.PORTABLE:
+        return "ok"
+    if advice.status is Status.RENAME:
+        return advice.replacement or "rename"
+    if advice.status is Status.MANUAL:
+        if advice.replacement:
+            return f"manual: {advice.replacement}"
+        return advice.note or "manual port"
+    return "unsupported"
+
+
+def advice_line(finding: Finding, targets: tuple[str, ...]) -> str:
+    """``rocm: ok · npu: torch.npu.synchronize · cpu: remove``"""
+    return " · ".join(f"{t}: {advice_text(finding.targets.get(t))}" for t in targets)

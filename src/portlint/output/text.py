@@ -1,0 +1,111 @@
+"""``--output-format text`` (the default): findings with their source line, advice and a summary.
+
+Rendered with rich: coloured on a terminal, plain text otherwise.
+"""
+
+from __future__ import annotations
+
+import functools
+from typing import TextIO
+
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+from portlint.model import Finding, Severity
+from portlint.output.positions import one_based
+from portlint.output.report import Report, advice_line
+
+SEVERITY_STYLE = {Severity.ERROR: "bold red", Severity.WARNING: "yellow", Severity.INFO: "cyan"}
+
+
+@functools.lru_cache(maxsize=64)
+def _source_lines(path: str) -> list[str]:
+    try:
+        with open(path, encoding="utf-8", errors="replace", newline=None) as handle:
+            return handle.read().split("\n")
+    except OSError:
+        return []
+
+
+def _finding_block(finding: Finding, report: Report) -> Text:
+    span = finding.span
+    block = Text()
+    block.append(f"{finding.path}:{span.line}:{one_based(span.column)}: ", style="bold")
+    block.append(finding.code, style=SEVERITY_STYLE[finding.severity])
+    if finding.fix:
+        block.append(" [*]", style="green")
+    block.append(f" {finding.message}")
+    block.append(f" [{finding.severity.value}]", style="dim")
+    lines = _source_lines(finding.path)
+    if 0 < span.line <= len(lines):
+        source = lines[span.line - 1].rstrip("\r").expandtabs(1)
+        gutter = str(span.line)
+        width = (span.end_column if span.end_line == span.line else len(source)) - span.column
+        block.append(f"\n {gutter} | ", style="blue")
+        block.append(source)
+        block.append(f"\n {' ' * len(gutter)} | ", style="blue")
+        block.append(
+            " " * span.column + "^" * max(width, 1), style=SEVERITY_STYLE[finding.severity]
+        )
+    if finding.targets:
+        block.append(f"\n {' ' * len(str(span.line))} = ", style="blue")
+        block.append(
+            advice_line(finding, report.targets), style="dim" if not report.terminal else ""
+        )
+    return block
+
+
+def _summary_table(report: Report) -> Table:
+    table = Table(
+        title="Per target", title_justify="left", show_edge=False, box=None, pad_edge=False
+    )
+    for column in ("target", "findings", "rename", "manual", "unsupported"):
+        table.add_column(column, justify="left" if column == "target" else "right")
+    for target, counts in report.target_summary().items():
+        total = sum(counts.values())
+        table.add_row(
+            target,
+            str(total),
+            str(counts["rename"]),
+            str(counts["manual"]),
+            str(counts["unsupported"]),
+        )
+    return table
+
+
+def render(report: Report, stream: TextIO) -> None:
+    console = Console(
+        file=stream,
+        force_terminal=report.terminal,
+        no_color=not report.terminal,
+        highlight=False,
+        soft_wrap=True,
+        width=None if report.terminal else 120,
+    )
+    findings = report.sorted_findings()
+    for finding in findings:
+        console.print(_finding_block(finding, report))
+        console.print()
+    if findings:
+        console.print(_summary_table(report))
+        console.print()
+    if report.show_statistics:
+        from portlint.output import statistics
+
+        statistics.render_to(console, report)
+    fixable = sum(1 for f in findings if f.fix)
+    count = len(findings)
+    files = len({f.path for f in findings})
+    if count:
+        line = f"Found {_plural(count, 'finding')} in {_plural(files, 'file')}"
+        line += f" ({report.files_checked} checked)."
+        if fixable:
+            line += f"\n[*] {fixable} fixable with `portlint --fix`."
+        console.print(line)
+    else:
+        console.print(f"All checks passed ({report.files_checked} files checked).", style="green")
+
+
+def _plural(count: int, word: str) -> str:
+    return f"{count} {word}{'s' if count != 1 else ''}"

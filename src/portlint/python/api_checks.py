@@ -1,0 +1,67 @@
+"""PRT2xx and PRT6xx: the torch.cuda API, capability checks and NVIDIA-only switches."""
+
+from __future__ import annotations
+
+import ast
+import re
+
+from portlint.python.context import Context
+from portlint.python.torch_api import torch_cuda_api
+
+TF32_SWITCHES = frozenset(
+    {"torch.backends.cuda.matmul.allow_tf32", "torch.backends.cudnn.allow_tf32"}
+)
+CUDNN_SWITCHES = frozenset(
+    {
+        "torch.backends.cudnn.benchmark",
+        "torch.backends.cudnn.deterministic",
+        "torch.backends.cudnn.enabled",
+    }
+)
+SM_STRING = re.compile(r"^sm_\d+[a-z]?$")
+
+
+def check_torch_name(node: ast.Attribute | ast.Name, name: str, ctx: Context) -> None:
+    """One resolved ``torch.*`` name: route it to the rule that covers it."""
+    if name.startswith("torch.cuda.") or name == "torch.cuda":
+        _report_torch_cuda(node, name, ctx)
+    elif name == "torch.version.cuda":
+        ctx.report(node, "PRT601", "`torch.version.cuda` is None on ROCm and every other vendor")
+    elif name in TF32_SWITCHES:
+        ctx.report(node, "PRT603", f"`{name}` only affects NVIDIA GPUs")
+    elif name in CUDNN_SWITCHES:
+        ctx.report(node, "PRT604", f"`{name}` has no effect outside NVIDIA and ROCm")
+
+
+def _report_torch_cuda(node: ast.AST, name: str, ctx: Context) -> None:
+    member = name[len("torch.cuda.") :] if name != "torch.cuda" else ""
+    if any(part.startswith("_") for part in member.split(".")):
+        return  # private API: nothing portable to suggest
+    if not member:
+        message = (
+            "`torch.cuda` module used directly; device-generic: `torch.get_device_module(device)`"
+        )
+        ctx.report(node, "PRT201", message)
+        return
+    entry = torch_cuda_api(ctx.catalog).entry(member)
+    if entry.rule == "PRT602":
+        message = f"`torch.cuda.{member}` answers in NVIDIA compute-capability terms"
+    else:
+        message = f"`torch.cuda.{member}` exists only on NVIDIA and ROCm builds"
+    if entry.generic:
+        message += f"; device-generic: `{entry.generic_text()}`"
+    ctx.report(node, entry.rule, message, targets=entry.targets, severity=entry.severity)
+
+
+def check_capability_attribute(node: ast.Attribute, ctx: Context) -> None:
+    """``torch.cuda.get_device_properties(i).major`` — an NVIDIA compute capability."""
+    if node.attr not in ("major", "minor") or not isinstance(node.value, ast.Call):
+        return
+    if ctx.qualified_name(node.value.func) == "torch.cuda.get_device_properties":
+        ctx.report(node, "PRT602", f"Compute capability `.{node.attr}` is NVIDIA numbering")
+
+
+def check_sm_comparison(node: ast.Compare, ctx: Context) -> None:
+    for operand in (node.left, *node.comparators):
+        if isinstance(operand, ast.Constant) and SM_STRING.match(str(operand.value)):
+            ctx.report(operand, "PRT602", f"`{operand.value}` is an NVIDIA architecture name")

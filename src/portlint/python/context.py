@@ -1,0 +1,120 @@
+"""What a check sees of the file it runs on, and how it reports."""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+from portlint.catalog import Catalog, Rule
+from portlint.model import PORTABLE, Advice, Finding, Fix, Severity, Span, Status
+from portlint.python.guards import NO_GUARD, Guard
+from portlint.python.names import NameResolver
+from portlint.textindex import LineIndex
+
+GUARDED_NOTE = "only on the CUDA path: {targets} skip it and silently run on the CPU"
+
+
+@dataclass
+class Report:
+    node: ast.AST
+    rule: Rule
+    message: str
+    targets: Mapping[str, Advice]
+    severity: Severity | None
+    fix: Fix | None
+    span: Span | None = None
+
+
+@dataclass
+class Context:
+    path: str
+    text: str
+    catalog: Catalog
+    index: LineIndex
+    resolver: NameResolver = field(default_factory=NameResolver)
+    #: id(node) -> the guard in force where the node is; recorded while walking.
+    guards: dict[int, Guard] = field(default_factory=dict)
+    #: Local names that hold the result of a CUDA check (``use_cuda = torch.cuda.is_available()``).
+    cuda_flags: set[str] = field(default_factory=set)
+    #: Nodes inside ``try:`` blocks that catch ImportError.
+    import_fallbacks: set[int] = field(default_factory=set)
+    reports: list[Report] = field(default_factory=list)
+    _reported: set[tuple[int, str]] = field(default_factory=set)
+
+    def qualified_name(self, node: ast.AST) -> str | None:
+        return self.resolver.qualified_name(node) if isinstance(node, ast.expr) else None
+
+    def span(self, node: ast.AST) -> Span:
+        line, end_line = node.lineno, node.end_lineno or node.lineno
+        return Span(
+            line,
+            self.index.char_column(line, node.col_offset),
+            end_line,
+            self.index.char_column(end_line, node.end_col_offset or node.col_offset),
+        )
+
+    def source(self, node: ast.AST) -> str:
+        span = self.span(node)
+        return self.index.text(span.line, span.column, span.end_line, span.end_column)
+
+    def report(
+        self,
+        node: ast.AST,
+        code: str,
+        message: str,
+        targets: Mapping[str, Advice] | None = None,
+        severity: Severity | None = None,
+        fix: Fix | None = None,
+        span: Span | None = None,
+    ) -> None:
+        """Queue a finding at ``node`` (or at ``span`` within it).
+
+        The guard in force at ``node`` is applied when the walk is over.
+        """
+        key = (id(node), code)
+        if key in self._reported:
+            return
+        self._reported.add(key)
+        rule = self.catalog.rules[code]
+        chosen = targets if targets is not None else rule.targets
+        self.reports.append(Report(node, rule, message, chosen, severity, fix, span))
+
+    def findings(self) -> list[Finding]:
+        result = []
+        for report in self.reports:
+            finding = self._finish(report)
+            if finding is not None:
+                result.append(finding)
+        return result
+
+    def _finish(self, report: Report) -> Finding | None:
+        guard = self.guards.get(id(report.node), NO_GUARD)
+        targets = dict(report.targets)
+        for target in guard.covered:
+            if target in targets:
+                targets[target] = PORTABLE
+        if guard.cuda_only and "cpu" in targets:
+            targets["cpu"] = PORTABLE
+        if targets and all(advice.status is Status.PORTABLE for advice in targets.values()):
+            return None
+        severity = report.severity or report.rule.severity
+        message = report.message
+        if guard.cuda_only:
+            if severity is Severity.ERROR:
+                severity = Severity.WARNING
+            skipped = [t for t, a in targets.items() if not a.portable and t != "rocm"]
+            if skipped:
+                message += " (" + GUARDED_NOTE.format(targets=", ".join(skipped)) + ")"
+        span = report.span or self.span(report.node)
+        return Finding(
+            path=self.path,
+            span=span,
+            code=report.rule.code,
+            name=report.rule.name,
+            severity=severity,
+            message=message,
+            symbol=self.index.text(span.line, span.column, span.end_line, span.end_column),
+            targets=targets,
+            fix=report.fix,
+        )

@@ -1,0 +1,148 @@
+"""Resolving names through imports: which local names mean ``torch``, ``torch.cuda``, ...
+
+A deliberately small model of Python scoping: the module scope and one scope per function. A name
+that a function binds (parameter, assignment, loop variable, ...) hides the module's binding in the
+whole function, as in Python. At module level an import wins over other bindings, because
+``try: import torch`` / ``except ImportError: torch = None`` is the common shape.
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass, field
+
+#: Bound in a scope, but not to a module or object we know.
+UNKNOWN = None
+
+
+@dataclass
+class Scope:
+    bindings: dict[str, str | None] = field(default_factory=dict)
+    #: name -> expressions assigned to it in this scope, for device-string and backend flows.
+    assigned_values: dict[str, list[ast.expr]] = field(default_factory=dict)
+
+
+def import_bindings(node: ast.Import | ast.ImportFrom) -> dict[str, str]:
+    """Local name -> qualified name for one import statement."""
+    bindings = {}
+    if isinstance(node, ast.Import):
+        for alias in node.names:
+            if alias.asname:
+                bindings[alias.asname] = alias.name
+            else:
+                top = alias.name.split(".")[0]
+                bindings[top] = top
+    elif node.level == 0 and node.module:
+        for alias in node.names:
+            if alias.name != "*":
+                bindings[alias.asname or alias.name] = f"{node.module}.{alias.name}"
+    return bindings
+
+
+def function_locals(node: ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda) -> Scope:
+    """The names a function binds, with qualified names for the ones it imports."""
+    scope = Scope()
+    arguments = node.args
+    for arg in (
+        *arguments.posonlyargs,
+        *arguments.args,
+        *arguments.kwonlyargs,
+        arguments.vararg,
+        arguments.kwarg,
+    ):
+        if arg is not None:
+            scope.bindings[arg.arg] = UNKNOWN
+    body = node.body if isinstance(node.body, list) else [node.body]
+    for statement in body:
+        for child in _walk_same_scope(statement):
+            if isinstance(child, ast.Name) and isinstance(child.ctx, ast.Store | ast.Del):
+                scope.bindings.setdefault(child.id, UNKNOWN)
+            elif isinstance(child, ast.Import | ast.ImportFrom):
+                scope.bindings.update(import_bindings(child))
+            elif _binds_own_name(child):
+                scope.bindings[child.name] = UNKNOWN
+            elif isinstance(child, ast.Global | ast.Nonlocal):
+                for name in child.names:
+                    scope.bindings.pop(name, None)
+    return scope
+
+
+def _binds_own_name(node: ast.AST) -> bool:
+    if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+        return True
+    return isinstance(node, ast.ExceptHandler) and node.name is not None
+
+
+def _walk_same_scope(node: ast.AST):
+    """ast.walk that does not enter nested functions, lambdas or classes (their own scopes)."""
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        yield current
+        for child in ast.iter_child_nodes(current):
+            if isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+                yield child  # the definition binds its name here; its body is another scope
+                stack.extend(child.decorator_list)
+            elif isinstance(child, ast.Lambda):
+                stack.extend(child.args.defaults)
+            else:
+                stack.append(child)
+
+
+class NameResolver:
+    def __init__(self) -> None:
+        self.scopes: list[Scope] = [Scope()]
+
+    @property
+    def module(self) -> Scope:
+        return self.scopes[0]
+
+    @property
+    def current(self) -> Scope:
+        return self.scopes[-1]
+
+    def bind_import(self, node: ast.Import | ast.ImportFrom) -> None:
+        self.current.bindings.update(import_bindings(node))
+
+    def bind_module_assignment(self, name: str) -> None:
+        """A module-level assignment hides a name unless an import already binds it."""
+        if self.module.bindings.get(name) is UNKNOWN:
+            self.module.bindings[name] = UNKNOWN
+
+    def push(self, scope: Scope) -> None:
+        self.scopes.append(scope)
+
+    def pop(self) -> None:
+        self.scopes.pop()
+
+    def lookup(self, name: str) -> str | None:
+        # Function scopes see their own names and the module's; class bodies are skipped, as in
+        # Python, because methods are pushed as function scopes directly above the module.
+        for scope in reversed(self.scopes):
+            if name in scope.bindings:
+                return scope.bindings[name]
+        return None
+
+    def qualified_name(self, node: ast.expr) -> str | None:
+        """``torch.cuda.synchronize`` for ``t.cuda.synchronize`` after ``import torch as t``."""
+        parts = []
+        while isinstance(node, ast.Attribute):
+            parts.append(node.attr)
+            node = node.value
+        if not isinstance(node, ast.Name):
+            return None
+        base = self.lookup(node.id)
+        if base is None:
+            return None
+        return ".".join([base, *reversed(parts)])
+
+    def record_value(self, name: str, value: ast.expr) -> None:
+        self.current.assigned_values.setdefault(name, []).append(value)
+
+    def values_of(self, name: str) -> list[ast.expr]:
+        for scope in reversed(self.scopes):
+            if name in scope.assigned_values:
+                return scope.assigned_values[name]
+            if name in scope.bindings and scope is not self.module:
+                return []
+        return []

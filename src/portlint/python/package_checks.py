@@ -1,0 +1,84 @@
+"""PRT5xx: packages that need an NVIDIA GPU, and CUDA C++ extensions."""
+
+from __future__ import annotations
+
+import ast
+import functools
+
+from portlint.catalog import Catalog
+from portlint.model import PORTABLE, Advice, Severity, Status
+from portlint.python.context import Context
+
+CUDA_EXTENSION = "torch.utils.cpp_extension.CUDAExtension"
+EXTENSION_LOADERS = frozenset(
+    {"torch.utils.cpp_extension.load", "torch.utils.cpp_extension.load_inline"}
+)
+CUDA_SUFFIXES = (".cu", ".cuh")
+
+
+@functools.cache
+def package_advice(catalog: Catalog) -> dict[str, dict[str, Advice]]:
+    """Module name -> per-target advice, from ``[package.*]`` in rules/packages.toml."""
+    table = {}
+    for module, row in catalog.table("packages").get("package", {}).items():
+        advice = {}
+        for target in ("rocm", "npu", "mlu", "xpu", "mps", "cpu"):
+            value = row.get(target, "")
+            if value == "ok":
+                advice[target] = PORTABLE
+            elif value:
+                advice[target] = Advice(Status.MANUAL, value)
+            else:
+                advice[target] = Advice(Status.UNSUPPORTED)
+        table[module] = advice
+    return table
+
+
+def _match_package(module: str, table: dict[str, dict[str, Advice]]) -> str | None:
+    """The longest table entry that is ``module`` or one of its parents."""
+    parts = module.split(".")
+    for length in range(len(parts), 0, -1):
+        candidate = ".".join(parts[:length])
+        if candidate in table:
+            return candidate
+    return None
+
+
+def check_import(node: ast.Import | ast.ImportFrom, ctx: Context) -> None:
+    table = package_advice(ctx.catalog)
+    for alias in node.names:
+        if isinstance(node, ast.Import):
+            module = alias.name
+        elif node.level == 0 and node.module:
+            module = f"{node.module}.{alias.name}"
+        else:
+            continue
+        package = _match_package(module, table)
+        if package is None:
+            continue
+        fallback = id(node) in ctx.import_fallbacks
+        severity = Severity.WARNING if fallback else None
+        message = f"`{package}` needs an NVIDIA GPU"
+        if fallback:
+            message += " (imported with an ImportError fallback)"
+        ctx.report(alias, "PRT501", message, targets=table[package], severity=severity)
+
+
+def check_extension_call(node: ast.Call, ctx: Context) -> None:
+    name = ctx.qualified_name(node.func)
+    if name == CUDA_EXTENSION:
+        ctx.report(node.func, "PRT502", "`CUDAExtension` builds CUDA kernels")
+    elif name in EXTENSION_LOADERS:
+        for keyword in node.keywords:
+            if keyword.arg == "cuda_sources":
+                ctx.report(keyword, "PRT502", "`cuda_sources=` compiles CUDA kernels at run time")
+            elif keyword.arg == "sources" and isinstance(keyword.value, ast.List | ast.Tuple):
+                for source in keyword.value.elts:
+                    if isinstance(source, ast.Constant) and str(source.value).endswith(
+                        CUDA_SUFFIXES
+                    ):
+                        ctx.report(
+                            source,
+                            "PRT502",
+                            f"`{source.value}` is a CUDA source compiled at run time",
+                        )

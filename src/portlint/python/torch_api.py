@@ -1,0 +1,109 @@
+"""Per-target answers for ``torch.cuda.*`` names, from the policy table and the generated facts.
+
+Policy (``rules/torch_api.toml`` ``[api.NAME]``): the device-generic form and the torch version
+that has it, the CPU answer, overrides. Facts (``rules/generated/torch_modules.toml``): which
+names ``torch.npu``, ``torch.mlu``, ``torch.xpu`` and ``torch.mps`` really export.
+"""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass
+from typing import Any
+
+from portlint.catalog import Catalog
+from portlint.config import version_tuple
+from portlint.model import PORTABLE, Advice, Severity, Status
+
+VENDOR_MODULES = ("npu", "mlu", "xpu", "mps")
+#: torch.cuda sub-modules whose names are re-exported by torch.cuda itself.
+FLAT_SUBMODULES = ("memory.", "random.", "streams.", "graphs.", "gds.")
+
+
+@dataclass(frozen=True)
+class ApiEntry:
+    name: str
+    rule: str
+    targets: dict[str, Advice]
+    generic: str | None
+    since: str | None
+    #: The keyword the generic form needs the device under (``device_type`` for autocast).
+    generic_args: str | None
+    unsafe: bool
+    severity: Severity | None
+
+    def generic_text(self) -> str:
+        if not self.generic:
+            return ""
+        if self.since and version_tuple(self.since) >= (2, 0):  # older ones go without saying
+            return f"{self.generic} (torch >= {self.since})"
+        return self.generic
+
+
+class TorchCudaApi:
+    def __init__(self, catalog: Catalog) -> None:
+        self.policy: dict[str, dict[str, Any]] = catalog.table("torch_api").get("api", {})
+        facts = catalog.data("generated/torch_modules.toml")["modules"]
+        self.cuda_names = frozenset(facts["torch.cuda"]["names"])
+        self.vendor_names = {t: frozenset(facts[f"torch.{t}"]["names"]) for t in VENDOR_MODULES}
+
+    def normalise(self, name: str) -> str:
+        """``memory.empty_cache`` -> ``empty_cache``: sub-module paths re-exported by torch.cuda."""
+        for prefix in FLAT_SUBMODULES:
+            if name.startswith(prefix) and name[len(prefix) :] in self.policy:
+                return name[len(prefix) :]
+        return name
+
+    @functools.cache  # noqa: B019 - one instance per catalogue
+    def entry(self, name: str) -> ApiEntry:
+        name = self.normalise(name)
+        policy = self.policy.get(name, {})
+        generic = policy.get("generic")
+        rocm_note = policy.get("rocm_manual")
+        targets = {"rocm": Advice(Status.MANUAL, None, rocm_note) if rocm_note else PORTABLE}
+        for target in VENDOR_MODULES:
+            targets[target] = self._vendor_advice(target, name, policy, generic)
+        targets["cpu"] = _cpu_advice(policy.get("cpu"))
+        severity = policy.get("severity")
+        return ApiEntry(
+            name=name,
+            rule=policy.get("rule", "PRT201"),
+            targets=targets,
+            generic=generic,
+            since=policy.get("since"),
+            generic_args=policy.get("generic_args"),
+            unsafe=bool(policy.get("unsafe", False)),
+            severity=Severity(severity) if severity else None,
+        )
+
+    def _vendor_advice(
+        self, target: str, name: str, policy: dict[str, Any], generic: str | None
+    ) -> Advice:
+        if target in policy:
+            replacement = policy[target]
+            if replacement == "":
+                return Advice(Status.UNSUPPORTED)
+            return Advice(Status.RENAME, replacement)
+        if name in self.vendor_names[target]:
+            return Advice(Status.RENAME, f"torch.{target}.{name}")
+        if generic:
+            since = policy.get("since")
+            return Advice(
+                Status.RENAME, generic, f"torch.{target} has no {name}; needs torch >= {since}"
+            )
+        return Advice(Status.UNSUPPORTED, None, f"torch.{target} has no {name}")
+
+
+def _cpu_advice(answer: str | None) -> Advice:
+    if answer == "ok":
+        return PORTABLE
+    if answer == "remove":
+        return Advice(Status.MANUAL, None, "not needed on CPU: remove")
+    if answer:
+        return Advice(Status.RENAME, answer)
+    return Advice(Status.UNSUPPORTED)
+
+
+@functools.cache
+def torch_cuda_api(catalog: Catalog) -> TorchCudaApi:
+    return TorchCudaApi(catalog)
