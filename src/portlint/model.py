@@ -71,6 +71,9 @@ class Fix:
     applicability: Applicability
     edits: tuple[Edit, ...]
     description: str = ""
+    #: A fix that ports to one target only (hipify renames): applied only when that target is the
+    #: single one requested, because the result no longer builds for the others.
+    target: str | None = None
 
 
 @dataclass(frozen=True)
