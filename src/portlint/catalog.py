@@ -11,7 +11,6 @@ import functools
 import re
 import sys
 from dataclasses import dataclass, field
-from importlib import resources
 from pathlib import Path
 from typing import Any
 
@@ -52,12 +51,10 @@ class Rule:
 
 def rules_dir() -> Path:
     """The catalogue's folder: inside the installed package, or ``rules/`` of a checkout."""
-    try:
-        packaged = Path(str(resources.files("portlint.rules")))
-        if packaged.is_dir() and any(packaged.glob("*.toml")):
-            return packaged
-    except ModuleNotFoundError:
-        pass
+    # The wheel maps the top-level rules/ folder to portlint/rules/ (see pyproject.toml).
+    packaged = Path(__file__).resolve().parent / "rules"
+    if packaged.is_dir():
+        return packaged
     return Path(__file__).resolve().parents[2] / "rules"
 
 
@@ -79,6 +76,8 @@ class Catalog:
                     raise ValueError(f"{path}: rule {rule.code} is defined twice")
                 self.rules[rule.code] = rule
             self.tables[path.stem] = document
+        if not self.rules:
+            raise RuntimeError(f"no rules found in {directory}: the installation is incomplete")
         self._by_name = {rule.name: rule for rule in self.rules.values()}
 
     def rule(self, code_or_name: str) -> Rule | None:

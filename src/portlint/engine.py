@@ -64,7 +64,9 @@ def read_source(path: Path, language: str) -> SourceFile:
         try:
             encoding, _ = tokenize.detect_encoding(io.BytesIO(raw).readline)
         except SyntaxError as error:
-            raise UnreadableFile(f"bad encoding declaration: {error}") from None
+            if "unknown encoding" in str(error):
+                raise UnreadableFile(f"bad encoding declaration: {error}") from None
+            # No usable declaration and not UTF-8: let the decode below say where it fails.
     try:
         text = raw.decode(encoding)
     except (UnicodeDecodeError, LookupError) as error:
