@@ -101,8 +101,8 @@ def test_select_ignore_extend_select(args, codes):
 def test_statistics_counts_per_rule():
     status, out, _ = run_cli("--statistics", "--output-format", "text", TRAIN)
     assert status == 1
-    assert "    6  PRT201  [ ] torch-cuda-api" in out
-    assert "    4  PRT101  [ ] hardcoded-cuda-device" in out
+    assert "    6  PRT201  [*] torch-cuda-api" in out
+    assert "    4  PRT101  [*] hardcoded-cuda-device" in out
 
 
 def test_output_file_and_quiet(tmp_path):
@@ -117,7 +117,7 @@ def test_text_output_shows_source_caret_and_advice(tmp_path):
     _, out, _ = run_cli("--target", "rocm,npu,cpu", str(tmp_path / "cuda.py"))
     lines = out.splitlines()
     assert lines[0].endswith(
-        "cuda.py:3:1: PRT201 `torch.cuda.synchronize` exists only on NVIDIA "
+        "cuda.py:3:1: PRT201 [*] `torch.cuda.synchronize` exists only on NVIDIA "
         "and ROCm builds; device-generic: `torch.accelerator.synchronize "
         "(torch >= 2.6)` [error]"
     )

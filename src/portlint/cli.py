@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import difflib
 import os
 import sys
 from collections.abc import Sequence
@@ -22,8 +23,11 @@ from portlint.config import (
 )
 from portlint.discover import Walker
 from portlint.engine import lint_paths
+from portlint.fix import FixPolicy
+from portlint.model import SourceFile
 from portlint.output import FORMATS, render
 from portlint.output.report import Report
+from portlint.writer import FileChanged, write_source
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 
@@ -74,6 +78,15 @@ def build_parser() -> argparse.ArgumentParser:
         "--no-respect-gitignore", action="store_true", help="lint files that .gitignore excludes"
     )
     parser.add_argument("-j", "--jobs", type=int, help="worker processes (default: CPU count)")
+    fixes = parser.add_argument_group("fixes")
+    fixes.add_argument("--fix", action="store_true", help="apply safe fixes to the files")
+    fixes.add_argument(
+        "--unsafe-fixes", action="store_true", help="also apply fixes marked unsafe (with --fix)"
+    )
+    fixes.add_argument(
+        "--diff", action="store_true", help="print the fixes as a unified diff; write nothing"
+    )
+    fixes.add_argument("--show-fixes", action="store_true", help="list what --fix changed")
     return parser
 
 
@@ -122,9 +135,31 @@ def run_check(argv: Sequence[str]) -> int:
     for candidate in candidates:
         if candidate.language == "unknown":
             warn(f"{candidate.path}: not a file type portlint checks; skipped")
-    findings = []
-    for result in lint_paths(candidates, settings, jobs=args.jobs):
+    fixing = None
+    if args.fix or args.diff:
+        fixing = FixPolicy(unsafe=args.unsafe_fixes, targets=settings.targets)
+    findings, fixed = [], []
+    diffs = []
+    for result in lint_paths(candidates, settings, jobs=args.jobs, fixing=fixing):
         findings.extend(result.findings)
+        if result.error and result.fixed_text is None and fixing is not None:
+            warn(f"{result.path}: {result.error}")
+        if result.fixed_text is None or result.source is None:
+            continue
+        if args.diff:
+            diffs.append(unified_diff(result.source, result.fixed_text))
+        else:
+            try:
+                write_source(result.source, result.fixed_text)
+            except (FileChanged, OSError) as error:
+                warn(f"{result.path}: not fixed: {error}")
+                continue
+        fixed.extend(result.fixes_applied)
+    if args.diff:
+        sys.stdout.write("".join(sorted(diffs)))
+        if fixed:
+            sys.stderr.write(f"Would fix {len(fixed)} finding{'s' if len(fixed) != 1 else ''}.\n")
+        return EXIT_FINDINGS if fixed else EXIT_CLEAN
     checked = sum(1 for c in candidates if c.language != "unknown")
     stream, close = _open_output(args.output_file)
     try:
@@ -135,6 +170,8 @@ def run_check(argv: Sequence[str]) -> int:
             files_checked=checked,
             terminal=stream.isatty() and "NO_COLOR" not in os.environ,
             show_statistics=args.statistics,
+            fixed=fixed,
+            show_fixes=args.show_fixes,
         )
         render(args.output_format, report, stream)
     finally:
@@ -143,6 +180,13 @@ def run_check(argv: Sequence[str]) -> int:
     if findings and not args.exit_zero:
         return EXIT_FINDINGS
     return EXIT_CLEAN
+
+
+def unified_diff(source: SourceFile, fixed_text: str) -> str:
+    before = source.text.splitlines(keepends=True)
+    after = fixed_text.splitlines(keepends=True)
+    lines = difflib.unified_diff(before, after, f"a/{source.path}", f"b/{source.path}")
+    return "".join(line if line.endswith(("\n", "\r")) else line + "\n" for line in lines)
 
 
 def _open_output(path: Path | None) -> tuple[TextIO, bool]:

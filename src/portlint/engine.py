@@ -14,12 +14,13 @@ import os
 import tokenize
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import ProcessPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from portlint.catalog import Catalog, load_catalog
 from portlint.config import Settings
 from portlint.discover import Candidate, matches_glob
+from portlint.fix import MAX_ROUNDS, FixPolicy, apply_fixes
 from portlint.model import FileResult, Finding, SourceFile, Span
 from portlint.suppress import apply_suppressions
 
@@ -35,14 +36,29 @@ class Analyser:
     module: str
     candidate: str
     analyse: str
+    #: ``analyse`` takes the run's settings as a third argument (for settings-dependent fixes).
+    takes_settings: bool = False
+    #: ``after_fix(original, fixed) -> text``: tidy-up after fixes (unused imports), and
+    #: ``check_fixed(text) -> str | None``: an error message if fixed text no longer parses.
+    after_fix: str | None = None
+    check_fixed: str | None = None
 
     def load(self, attribute: str) -> Callable:
-        return getattr(importlib.import_module(self.module), attribute)
+        """A function of the analyser's module, or ``module:function`` elsewhere."""
+        module, _, name = attribute.rpartition(":")
+        return getattr(importlib.import_module(module or self.module), name)
 
 
 #: language -> analyser. The prefilter modules import no parser.
 ANALYSERS: dict[str, Analyser] = {
-    "python": Analyser("portlint.python.analyser", "is_candidate", "analyse_python"),
+    "python": Analyser(
+        "portlint.python.analyser",
+        "is_candidate",
+        "analyse_python",
+        takes_settings=True,
+        after_fix="portlint.python.tidy:tidy_after_fix",
+        check_fixed="portlint.python.tidy:syntax_error",
+    ),
 }
 
 
@@ -97,9 +113,14 @@ def unreadable_finding(path: str, reason: str, catalog: Catalog) -> Finding:
     return Finding(path, Span(1, 0, 1, 0), rule.code, rule.name, rule.severity, reason, "")
 
 
-def analyse_source(source: SourceFile, language: str, catalog: Catalog) -> list[Finding]:
+def analyse_source(
+    source: SourceFile, language: str, catalog: Catalog, settings: Settings
+) -> list[Finding]:
     analyser = ANALYSERS[language]
-    return analyser.load(analyser.analyse)(source, catalog)
+    analyse = analyser.load(analyser.analyse)
+    if analyser.takes_settings:
+        return analyse(source, catalog, settings)
+    return analyse(source, catalog)
 
 
 def select_findings(
@@ -132,22 +153,75 @@ def _config_relative(path: str, settings: Settings) -> str:
         return Path(path).as_posix()
 
 
-def lint_source(source: SourceFile, language: str, settings: Settings) -> FileResult:
+def lint_source(
+    source: SourceFile, language: str, settings: Settings, fixing: FixPolicy | None = None
+) -> FileResult:
     catalog = load_catalog()
-    findings = analyse_source(source, language, catalog)
-    return FileResult(source.path, select_findings(findings, source, settings))
+    findings = select_findings(
+        analyse_source(source, language, catalog, settings), source, settings
+    )
+    if fixing is None:
+        return FileResult(source.path, findings)
+    return fix_source(source, language, settings, fixing, findings)
 
 
-def _lint_job(job: tuple[SourceFile, str, Settings]) -> FileResult:
+def fix_source(
+    source: SourceFile,
+    language: str,
+    settings: Settings,
+    fixing: FixPolicy,
+    findings: tuple[Finding, ...],
+) -> FileResult:
+    """Apply fixes in rounds until nothing more is fixable; the result holds what remains."""
+    catalog = load_catalog()
+    analyser = ANALYSERS[language]
+    current, applied = source, []
+    for _ in range(MAX_ROUNDS):
+        text, chosen = apply_fixes(current.text, findings, fixing)
+        if not chosen:
+            break
+        applied.extend(chosen)
+        current = replace(current, text=text)
+        findings = select_findings(
+            analyse_source(current, language, catalog, settings), current, settings
+        )
+    if not applied:
+        return FileResult(source.path, findings)
+    text = current.text
+    if analyser.after_fix:
+        text = analyser.load(analyser.after_fix)(source.text, text)
+    if analyser.check_fixed:
+        problem = analyser.load(analyser.check_fixed)(text)
+        if problem is not None:
+            # A fix must never break a file: keep the original and say so.
+            message = f"internal error: fixes would break the file ({problem}); file left unchanged"
+            original = select_findings(
+                analyse_source(source, language, catalog, settings), source, settings
+            )
+            return FileResult(source.path, original, error=message)
+    if text != current.text:
+        current = replace(current, text=text)
+        findings = select_findings(
+            analyse_source(current, language, catalog, settings), current, settings
+        )
+    return FileResult(
+        source.path, findings, fixed_text=text, fixes_applied=tuple(applied), source=source
+    )
+
+
+def _lint_job(job: tuple[SourceFile, str, Settings, FixPolicy | None]) -> FileResult:
     return lint_source(*job)
 
 
 def lint_paths(
-    candidates: Iterable[Candidate], settings: Settings, jobs: int | None = None
+    candidates: Iterable[Candidate],
+    settings: Settings,
+    jobs: int | None = None,
+    fixing: FixPolicy | None = None,
 ) -> Iterator[FileResult]:
     """Results for every candidate file: clean files too, in no particular order."""
     catalog = load_catalog()
-    pending: list[tuple[SourceFile, str, Settings]] = []
+    pending: list[tuple[SourceFile, str, Settings, FixPolicy | None]] = []
     for candidate in candidates:
         analyser = ANALYSERS.get(candidate.language)
         if analyser is None:
@@ -159,15 +233,13 @@ def lint_paths(
             yield FileResult(str(candidate.path), (finding,), error=str(error))
             continue
         if analyser.load(analyser.candidate)(source.text):
-            pending.append((source, candidate.language, settings))
+            pending.append((source, candidate.language, settings, fixing))
         else:
             yield FileResult(source.path)
     yield from run_jobs(pending, jobs)
 
 
-def run_jobs(
-    pending: list[tuple[SourceFile, str, Settings]], jobs: int | None
-) -> Iterator[FileResult]:
+def run_jobs(pending: list[tuple], jobs: int | None) -> Iterator[FileResult]:
     workers = jobs if jobs is not None else (os.cpu_count() or 1)
     if workers <= 1 or len(pending) < PARALLEL_THRESHOLD:
         yield from map(_lint_job, pending)

@@ -126,3 +126,5 @@ class FileResult:
     #: The file's text after fixes, when fixing was asked for and something changed.
     fixed_text: str | None = None
     fixes_applied: tuple[Finding, ...] = ()
+    #: The file as read, when it was fixed (to write it back in the same encoding and form).
+    source: SourceFile | None = None

@@ -18,7 +18,9 @@ class Report:
     #: Whether the stream is a terminal (colour, rich layout).
     terminal: bool = False
     show_statistics: bool = False
+    #: Findings that --fix fixed (they are no longer in ``findings``).
     fixed: list[Finding] = field(default_factory=list)
+    show_fixes: bool = False
 
     def sorted_findings(self) -> list[Finding]:
         return sorted(self.findings, key=lambda f: (f.path, f.span, f.code))

@@ -6,6 +6,7 @@ Rendered with rich: coloured on a terminal, plain text otherwise.
 from __future__ import annotations
 
 import functools
+from collections import Counter
 from typing import TextIO
 
 from rich.console import Console
@@ -94,6 +95,16 @@ def render(report: Report, stream: TextIO) -> None:
         from portlint.output import statistics
 
         statistics.render_to(console, report)
+    if report.show_fixes and report.fixed:
+        console.print(f"Fixed {_plural(len(report.fixed), 'finding')}:")
+        for path in sorted({f.path for f in report.fixed}):
+            console.print(f"  {path}:")
+            counts = Counter(f.code for f in report.fixed if f.path == path)
+            for code, count in sorted(counts.items()):
+                console.print(f"    {count} × {code} ({report.catalog.rules[code].name})")
+        console.print()
+    elif report.fixed:
+        console.print(f"Fixed {_plural(len(report.fixed), 'finding')}.")
     fixable = sum(1 for f in findings if f.fix)
     count = len(findings)
     files = len({f.path for f in findings})

@@ -16,6 +16,7 @@ import re
 from collections.abc import Callable
 
 from portlint.catalog import Catalog
+from portlint.config import Settings
 from portlint.model import Finding, SourceFile, Span
 from portlint.python import (
     api_checks,
@@ -25,6 +26,7 @@ from portlint.python import (
     package_checks,
 )
 from portlint.python.context import Context
+from portlint.python.fixes import FixBuilder
 from portlint.python.guards import (
     Branch,
     Guard,
@@ -96,6 +98,7 @@ class Analyser(ast.NodeVisitor):
     def __init__(self, ctx: Context) -> None:
         self.ctx = ctx
         self.guard = Guard()
+        self.stack: list[ast.AST] = []
         self.markers = {
             target: tuple(facts.get("markers", ()))
             for target, facts in ctx.catalog.target_facts().items()
@@ -105,6 +108,9 @@ class Analyser(ast.NodeVisitor):
 
     def visit(self, node: ast.AST) -> None:
         self.ctx.guards[id(node)] = self.guard
+        if self.stack:
+            self.ctx.parents[id(node)] = self.stack[-1]
+        self.stack.append(node)
         for check in CHECKS.get(type(node), ()):
             check(node, self.ctx)
         method = getattr(self, "visit_" + node.__class__.__name__, None)
@@ -112,6 +118,7 @@ class Analyser(ast.NodeVisitor):
             method(node)
         else:
             self.generic_visit(node)
+        self.stack.pop()
 
     def visit_many(self, nodes: list[ast.AST]) -> None:
         for node in nodes:
@@ -234,8 +241,10 @@ def _catches_import_error(handler: ast.ExceptHandler) -> bool:
     return any(isinstance(n, ast.Name) and n.id in IMPORT_ERRORS for n in names)
 
 
-def analyse_python(source: SourceFile, catalog: Catalog) -> list[Finding]:
-    """All findings in one Python file. A syntax error gives one PRT001 finding."""
+def analyse_python(
+    source: SourceFile, catalog: Catalog, settings: Settings | None = None
+) -> list[Finding]:
+    """Findings in one Python file, with their fixes. A syntax error gives one PRT001 finding."""
     index = LineIndex(source.text)
     try:
         tree = ast.parse(source.text, filename=source.path)
@@ -244,6 +253,8 @@ def analyse_python(source: SourceFile, catalog: Catalog) -> list[Finding]:
     except (ValueError, RecursionError) as error:  # null bytes; absurdly deep nesting
         return [_finding_at_start(source.path, f"cannot parse: {error}", catalog)]
     ctx = Context(path=source.path, text=source.text, catalog=catalog, index=index)
+    min_torch = (settings or Settings()).min_torch
+    ctx.fixes = FixBuilder(ctx, tree, min_torch, source.newline)
     Analyser(ctx).visit(tree)
     return ctx.findings()
 

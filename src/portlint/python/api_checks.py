@@ -50,7 +50,12 @@ def _report_torch_cuda(node: ast.AST, name: str, ctx: Context) -> None:
         message = f"`torch.cuda.{member}` exists only on NVIDIA and ROCm builds"
     if entry.generic:
         message += f"; device-generic: `{entry.generic_text()}`"
-    ctx.report(node, entry.rule, message, targets=entry.targets, severity=entry.severity)
+    fix = None
+    if ctx.fixes is not None:
+        parent = ctx.parents.get(id(node))
+        call = parent if isinstance(parent, ast.Call) and parent.func is node else None
+        fix = ctx.fixes.torch_cuda(node, entry, call)
+    ctx.report(node, entry.rule, message, targets=entry.targets, severity=entry.severity, fix=fix)
 
 
 def check_capability_attribute(node: ast.Attribute, ctx: Context) -> None:

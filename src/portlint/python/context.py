@@ -5,6 +5,7 @@ from __future__ import annotations
 import ast
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
 from portlint.catalog import Catalog, Rule
 from portlint.model import PORTABLE, Advice, Finding, Fix, Severity, Span, Status
@@ -40,6 +41,10 @@ class Context:
     #: Nodes inside ``try:`` blocks that catch ImportError.
     import_fallbacks: set[int] = field(default_factory=set)
     reports: list[Report] = field(default_factory=list)
+    #: id(node) -> its parent node; recorded while walking.
+    parents: dict[int, ast.AST] = field(default_factory=dict)
+    #: Builds fixes for this module (``portlint.python.fixes.FixBuilder``); set before the walk.
+    fixes: Any = None
     _reported: set[tuple[int, str]] = field(default_factory=set)
 
     def qualified_name(self, node: ast.AST) -> str | None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ast
 import re
+from dataclasses import dataclass
 
 from portlint.model import Span
 from portlint.python.context import Context
@@ -28,69 +29,126 @@ DEVICE_FIRST_ARGUMENT = frozenset(
 DEVICE_KEYWORDS = frozenset(
     {"device", "device_type", "map_location", "device_ids", "output_device", "devices"}
 )
+#: Positions that want a device type string ("cuda"), not a torch.device.
+TYPE_FIRST_ARGUMENT = frozenset({"torch.autocast", "torch.amp.autocast", "torch.amp.GradScaler"})
+TYPE_KEYWORDS = frozenset({"device_type"})
 #: How many assignments deep a device string is followed through variables.
 FLOW_DEPTH = 3
 
 
-def device_literals(expr: ast.expr, ctx: Context, depth: int = 0) -> list[tuple[ast.expr, bool]]:
-    """CUDA device strings ``expr`` can evaluate to, each with whether it came via a variable."""
+@dataclass(frozen=True)
+class DeviceLiteral:
+    node: ast.expr
+    #: It reaches the device position through a variable.
+    via_variable: bool
+    #: The expression that flows into the position: the argument itself, or a variable's value.
+    origin: ast.expr
+
+
+def device_literals(expr: ast.expr, ctx: Context) -> list[DeviceLiteral]:
+    """CUDA device strings that ``expr`` can evaluate to."""
+    return _device_literals(expr, ctx, 0, expr)
+
+
+def _is_cuda_text(node: ast.expr, pattern: re.Pattern[str]) -> bool:
+    return (
+        isinstance(node, ast.Constant)
+        and isinstance(node.value, str)
+        and bool(pattern.match(node.value))
+    )
+
+
+def _device_literals(
+    expr: ast.expr, ctx: Context, depth: int, origin: ast.expr
+) -> list[DeviceLiteral]:
+    found = DeviceLiteral(expr, depth > 0, origin)
     if isinstance(expr, ast.Constant):
-        if isinstance(expr.value, str) and CUDA_DEVICE.match(expr.value):
-            return [(expr, depth > 0)]
-        return []
+        return [found] if _is_cuda_text(expr, CUDA_DEVICE) else []
     if isinstance(expr, ast.JoinedStr):
         first = expr.values[0] if expr.values else None
-        if isinstance(first, ast.Constant) and CUDA_PREFIX.match(str(first.value)):
-            return [(expr, depth > 0)]
-        return []
+        return [found] if first is not None and _is_cuda_text(first, CUDA_PREFIX) else []
     if isinstance(expr, ast.BinOp) and isinstance(expr.op, ast.Add | ast.Mod):
-        left = expr.left
-        if isinstance(left, ast.Constant) and CUDA_PREFIX.match(str(left.value)):
-            return [(expr, depth > 0)]
-        return []
+        return [found] if _is_cuda_text(expr.left, CUDA_PREFIX) else []
     if isinstance(expr, ast.Call) and isinstance(expr.func, ast.Attribute):
-        base = expr.func.value
-        if (
-            expr.func.attr == "format"
-            and isinstance(base, ast.Constant)
-            and CUDA_PREFIX.match(str(base.value))
-        ):
-            return [(expr, depth > 0)]
-        return []
-    if isinstance(expr, ast.IfExp):
-        return device_literals(expr.body, ctx, depth) + device_literals(expr.orelse, ctx, depth)
-    if isinstance(expr, ast.BoolOp):
-        return [hit for value in expr.values for hit in device_literals(value, ctx, depth)]
-    if isinstance(expr, ast.List | ast.Tuple):
-        return [hit for element in expr.elts for hit in device_literals(element, ctx, depth)]
+        is_format = expr.func.attr == "format" and _is_cuda_text(expr.func.value, CUDA_PREFIX)
+        return [found] if is_format else []
+    if isinstance(expr, ast.IfExp | ast.BoolOp | ast.List | ast.Tuple):
+        parts = (
+            [expr.body, expr.orelse]
+            if isinstance(expr, ast.IfExp)
+            else expr.values
+            if isinstance(expr, ast.BoolOp)
+            else expr.elts
+        )
+        return [hit for part in parts for hit in _device_literals(part, ctx, depth, origin)]
     if isinstance(expr, ast.Name) and depth < FLOW_DEPTH:
         return [
             hit
             for value in ctx.resolver.values_of(expr.id)
-            for hit in device_literals(value, ctx, depth + 1)
+            for hit in _device_literals(value, ctx, depth + 1, value)
         ]
     return []
 
 
-def device_arguments(node: ast.Call, ctx: Context) -> list[ast.expr]:
-    """The arguments of a call that sit in a device position."""
+def is_cpu_fallback(expr: ast.expr, ctx: Context) -> bool:
+    if isinstance(expr, ast.Constant):
+        return expr.value == "cpu"
+    return (
+        isinstance(expr, ast.Call)
+        and ctx.qualified_name(expr.func) == "torch.device"
+        and len(expr.args) == 1
+        and is_cpu_fallback(expr.args[0], ctx)
+    )
+
+
+def is_selection(expr: ast.expr, ctx: Context) -> bool:
+    """``"cuda" if <check> else "cpu"`` and its ``torch.device(...)`` spellings."""
+    if not isinstance(expr, ast.IfExp) or not is_cpu_fallback(expr.orelse, ctx):
+        return False
+    body = expr.body
+    if isinstance(body, ast.Call) and ctx.qualified_name(body.func) == "torch.device" and body.args:
+        body = body.args[0]
+    return isinstance(body, ast.Constant) and _is_cuda_text(body, CUDA_DEVICE)
+
+
+def device_arguments(node: ast.Call, name: str | None) -> list[tuple[ast.expr, bool]]:
+    """The arguments of a call that sit in a device position, each with whether the position
+    wants a device type string (``device_type=``) rather than a device."""
     found = []
-    name = ctx.qualified_name(node.func)
     is_to = isinstance(node.func, ast.Attribute) and node.func.attr == "to"
     if node.args and (name in DEVICE_FIRST_ARGUMENT or is_to):
-        found.append(node.args[0])
-    found.extend(kw.value for kw in node.keywords if kw.arg in DEVICE_KEYWORDS)
+        wants_type = name in TYPE_FIRST_ARGUMENT or (name == "torch.device" and len(node.args) > 1)
+        found.append((node.args[0], wants_type))
+    found.extend(
+        (kw.value, kw.arg in TYPE_KEYWORDS) for kw in node.keywords if kw.arg in DEVICE_KEYWORDS
+    )
     return found
 
 
 def check_device_strings(node: ast.Call, ctx: Context) -> None:
-    for argument in device_arguments(node, ctx):
-        for literal, via_variable in device_literals(argument, ctx):
-            where = "through a variable into a device position" if via_variable else ""
-            message = "Hard-coded CUDA device `{}`{}".format(
-                ctx.source(literal), f" flows {where}" if where else ""
+    name = ctx.qualified_name(node.func)
+    for argument, wants_type in device_arguments(node, name):
+        for literal in device_literals(argument, ctx):
+            flow = (
+                " flows through a variable into a device position" if literal.via_variable else ""
             )
-            ctx.report(literal, "PRT101", message)
+            message = f"Hard-coded CUDA device `{ctx.source(literal.node)}`{flow}"
+            fix = _device_fix(node, name, argument, literal, wants_type, ctx)
+            ctx.report(literal.node, "PRT101", message, fix=fix)
+
+
+def _device_fix(call, name, argument, literal: DeviceLiteral, wants_type, ctx: Context):
+    builder = ctx.fixes
+    if builder is None:
+        return None
+    whole_call = name == "torch.device" and len(call.args) == 1 and not call.keywords
+    if whole_call and argument is literal.node and isinstance(literal.node, ast.Constant):
+        return builder.device_literal(literal.node, False, False, replace=call)
+    if is_selection(literal.origin, ctx):
+        if whole_call and argument is literal.origin:
+            return builder.selection(call, wants_type=False)
+        return builder.selection(literal.origin, wants_type, unsafe=literal.via_variable)
+    return builder.device_literal(literal.node, wants_type, literal.via_variable)
 
 
 def attribute_tail_span(node: ast.Attribute | ast.Call, ctx: Context) -> Span:
@@ -108,14 +166,31 @@ def check_cuda_method(node: ast.Call, ctx: Context) -> None:
     if ctx.qualified_name(func) is not None:
         return  # a module attribute such as torch.cuda, not a method call
     message = "`.cuda()` moves the object to a CUDA device"
-    ctx.report(node, "PRT102", message, span=attribute_tail_span(node, ctx))
+    tail = attribute_tail_span(node, ctx)
+    fix = ctx.fixes.cuda_method(node, tail) if ctx.fixes else None
+    ctx.report(node, "PRT102", message, span=tail, fix=fix)
 
 
 def check_is_cuda(node: ast.Attribute, ctx: Context) -> None:
     if node.attr != "is_cuda" or not isinstance(node.ctx, ast.Load):
         return
     message = "`.is_cuda` is False on every accelerator but NVIDIA and ROCm"
-    ctx.report(node, "PRT103", message, span=attribute_tail_span(node, ctx))
+    fix = None
+    if ctx.fixes:
+        parent = ctx.parents.get(id(node))
+        fix = ctx.fixes.is_cuda(node, parenthesise=not _takes_a_test(parent, node))
+    ctx.report(node, "PRT103", message, span=attribute_tail_span(node, ctx), fix=fix)
+
+
+def _takes_a_test(parent: ast.AST | None, node: ast.AST) -> bool:
+    """Where a comparison needs no parentheses: a condition, a boolean operand, an argument."""
+    if isinstance(parent, ast.If | ast.While | ast.IfExp | ast.Assert):
+        return parent.test is node
+    if isinstance(parent, ast.UnaryOp):
+        return isinstance(parent.op, ast.Not)
+    if isinstance(parent, ast.Call):
+        return node in parent.args
+    return isinstance(parent, ast.BoolOp | ast.Return | ast.Assign | ast.keyword)
 
 
 def _is_device_expression(node: ast.expr) -> bool:
@@ -138,4 +213,5 @@ def check_device_type_comparison(node: ast.Compare, ctx: Context) -> None:
         )
         for element in elements:
             if isinstance(element, ast.Constant) and element.value == "cuda":
-                ctx.report(element, "PRT104", 'Device type compared with `"cuda"`')
+                fix = ctx.fixes.device_type_string(element) if ctx.fixes else None
+                ctx.report(element, "PRT104", 'Device type compared with `"cuda"`', fix=fix)

@@ -26,7 +26,7 @@ def _is_nccl(node: ast.AST) -> bool:
     )
 
 
-def nccl_literals(expr: ast.expr, ctx: Context, depth: int = 0) -> list[tuple[ast.expr, bool]]:
+def nccl_literals(expr: ast.expr, ctx: Context, depth: int = 0) -> list[tuple[ast.Constant, bool]]:
     if _is_nccl(expr):
         return [(expr, depth > 0)]
     if isinstance(expr, ast.IfExp):
@@ -58,7 +58,8 @@ def check_backend_call(node: ast.Call, ctx: Context) -> None:
     for argument in arguments:
         for literal, via_variable in nccl_literals(argument, ctx):
             flow = " (through a variable)" if via_variable else ""
-            ctx.report(literal, "PRT301", f"NCCL backend hard-coded{flow}")
+            fix = ctx.fixes.backend(literal, via_variable) if ctx.fixes else None
+            ctx.report(literal, "PRT301", f"NCCL backend hard-coded{flow}", fix=fix)
 
 
 def check_backend_attribute(node: ast.Attribute, name: str, ctx: Context) -> None:

@@ -31,6 +31,8 @@ class ApiEntry:
     generic_args: str | None
     unsafe: bool
     severity: Severity | None
+    #: The vendor modules (npu, mlu, xpu, mps) that have a function or class of this name.
+    vendors: tuple[str, ...] = ()
 
     def generic_text(self) -> str:
         if not self.generic:
@@ -74,6 +76,7 @@ class TorchCudaApi:
             generic_args=policy.get("generic_args"),
             unsafe=bool(policy.get("unsafe", False)),
             severity=Severity(severity) if severity else None,
+            vendors=tuple(t for t in VENDOR_MODULES if name in self.vendor_names[t]),
         )
 
     def _vendor_advice(
