@@ -125,7 +125,9 @@ def test_text_output_shows_source_caret_and_advice(tmp_path):
     assert lines[2] == "   | ^^^^^^^^^^^^^^^^^^^^^^"
     assert lines[3] == "   = rocm: ok · npu: torch.npu.synchronize · cpu: not needed on CPU: remove"
     assert "npu            1       1       0            0" in out
-    assert out.rstrip().endswith("Found 1 finding in 1 file (1 checked).")
+    assert out.rstrip().endswith(
+        "Found 1 finding in 1 file (1 checked).\n[*] 1 fixable with `portlint --fix`."
+    )
 
 
 def test_config_in_pyproject_and_cli_override(tmp_path):
