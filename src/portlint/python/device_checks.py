@@ -213,5 +213,5 @@ def check_device_type_comparison(node: ast.Compare, ctx: Context) -> None:
         )
         for element in elements:
             if isinstance(element, ast.Constant) and element.value == "cuda":
-                fix = ctx.fixes.device_type_string(element) if ctx.fixes else None
+                fix = ctx.fixes.device_type_comparison(node, element) if ctx.fixes else None
                 ctx.report(element, "PRT104", 'Device type compared with `"cuda"`', fix=fix)

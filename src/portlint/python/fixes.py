@@ -160,7 +160,9 @@ class FixBuilder:
         parts = []
         if self.layout.torch_name is None:
             parts.append(f"import torch{nl}")
-        if not self.uses_accelerator():
+        if not self.uses_accelerator() and self.table["device"]["helper_name"] not in (
+            self.layout.bound_names
+        ):
             helper = self.table["device"]["helper"].format(torch=self.torch).strip("\n")
             parts.append(nl + nl + helper.replace("\n", nl) + nl + nl)
         if self.layout.device_name is None:
@@ -252,17 +254,34 @@ class FixBuilder:
         return self._fix([Edit(tail, f".to({target}{extra})")], f".to({self.device})")
 
     def is_cuda(self, node: ast.Attribute, parenthesise: bool) -> Fix | None:
-        test = f"{self.ctx.source(node.value)}.device.type == {self.device}.type"
+        """``x.is_cuda`` -> ``x.device.type != "cpu"``: "on the accelerator", whichever it is."""
+        test = f'{self.ctx.source(node.value)}.device.type != "cpu"'
         if parenthesise:
             test = f"({test})"
-        return self._fix([Edit(self.ctx.span(node), test)], f"compare with {self.device}.type")
+        return self._fix(
+            [Edit(self.ctx.span(node), test)], "test for any accelerator", shared=False
+        )
 
-    def device_type_string(self, literal: ast.Constant) -> Fix | None:
+    def device_type_comparison(self, compare: ast.Compare, literal: ast.Constant) -> Fix | None:
+        """``t == "cuda"`` -> ``t != "cpu"`` (``!=`` -> ``==``); in a tuple -> DEVICE.type."""
+        if len(compare.ops) == 1 and literal in (compare.left, compare.comparators[0]):
+            operator = compare.ops[0]
+            if isinstance(operator, ast.Eq | ast.NotEq):
+                other = compare.comparators[0] if literal is compare.left else compare.left
+                flipped = "!=" if isinstance(operator, ast.Eq) else "=="
+                test = f'{self.ctx.source(other)} {flipped} "cpu"'
+                edit = Edit(self.ctx.span(compare), test)
+                return self._fix([edit], "test for any accelerator", shared=False)
         edit = Edit(self.ctx.span(literal), f"{self.device}.type")
         return self._fix([edit], f"compare with {self.device}.type")
 
     def torch_cuda(self, node: ast.expr, entry, call: ast.Call | None) -> Fix | None:
-        """``torch.cuda.X`` -> its device-generic form where ``min-torch`` has one."""
+        """``torch.cuda.X`` -> its device-generic form where ``min-torch`` has one.
+
+        Calls that a CPU-only machine cannot make (``synchronize``, ``empty_cache``) are put
+        under ``if DEVICE.type != "cpu":`` unless a CUDA check already guards them, and memory
+        counters read 0 there, so the fixed code runs on every machine.
+        """
         if entry.generic and entry.since and self.min_torch >= version_tuple(entry.since):
             generic = self.torch + entry.generic[len("torch") :]
             edits = [Edit(self.ctx.span(node), generic)]
@@ -270,9 +289,48 @@ class FixBuilder:
                 if call is None or call.func is not node:
                     return self._decorator_generic(node, entry, generic)
                 edits.append(self._insert_device_argument(call, entry.generic_args))
-            uses_device = bool(entry.generic_args)
-            return self._fix(edits, f"use {generic}", unsafe=entry.unsafe, shared=uses_device)
-        return self._generic_module(node, entry)
+        else:
+            generic = self._generic_module_name(entry)
+            if generic is None:
+                return None
+            edits = [Edit(self.ctx.span(node), generic)]
+        uses_device = bool(entry.generic_args) or self.device in generic
+        cpu_edits = self._cpu_guard(node, call, entry)
+        if cpu_edits is None:
+            return None
+        if cpu_edits:
+            edits.extend(cpu_edits)
+            uses_device = True
+        return self._fix(edits, f"use {generic}", unsafe=entry.unsafe, shared=uses_device)
+
+    def _cpu_guard(self, node: ast.expr, call: ast.Call | None, entry) -> list[Edit] | None:
+        """Edits that keep a CPU-only machine off the call; None when no safe form exists."""
+        if self.ctx.guards.get(id(node)) is not None and self.ctx.guards[id(node)].cuda_only:
+            return []
+        if call is None or call.func is not node:
+            return []
+        cpu = self.table["cpu"]
+        condition = cpu["condition"].format(device=self.device)
+        if entry.cpu_value is not None:
+            span = self.ctx.span(call)
+            start = Span(span.line, span.column, span.line, span.column)
+            end = Span(span.end_line, span.end_column, span.end_line, span.end_column)
+            return [Edit(start, "("), Edit(end, f" if {condition} else {entry.cpu_value})")]
+        if not entry.cpu_remove:
+            return []
+        statement = self.ctx.parents.get(id(call))
+        if not isinstance(statement, ast.Expr) or not self._alone_on_its_lines(statement):
+            return None
+        span = self.ctx.span(statement)
+        indent = self.ctx.index.line(span.line)[: span.column]
+        text = f"if {condition}:{self.newline}{indent}    "
+        return [Edit(Span(span.line, span.column, span.line, span.column), text)]
+
+    def _alone_on_its_lines(self, statement: ast.stmt) -> bool:
+        span = self.ctx.span(statement)
+        before = self.ctx.index.line(span.line)[: span.column]
+        after = self.ctx.index.line(span.end_line)[span.end_column :].strip()
+        return not before.strip() and (not after or after.startswith("#"))
 
     def _decorator_generic(self, node: ast.expr, entry, generic: str) -> Fix | None:
         """A bare ``@torch.cuda.amp.custom_fwd`` decorator: give it the device argument."""
@@ -293,18 +351,15 @@ class FixBuilder:
         del func_end
         return Edit(Span(end.end_line, end.end_column - 1, end.end_line, end.end_column - 1), text)
 
-    def _generic_module(self, node: ast.expr, entry) -> Fix | None:
-        """``torch.cuda.get_device_name`` -> ``torch.get_device_module(DEVICE).get_device_name``
+    def _generic_module_name(self, entry) -> str | None:
+        """``torch.get_device_module(DEVICE).get_device_name`` for ``torch.cuda.get_device_name``
         when a vendor module has the name too (otherwise the rewrite would help nobody)."""
         module = self.table["generic_module"]
-        if self.min_torch < version_tuple(module["since"]) or entry.rule != "PRT201":
+        if entry.rule != "PRT201" or not entry.vendors:
             return None
-        if not entry.vendors:
-            return None
-        prefix = module["expression"].format(torch=self.torch, device=self.device)
-        return self._fix(
-            [Edit(self.ctx.span(node), f"{prefix}.{entry.name}")], "use the device module"
-        )
+        recent = self.min_torch >= version_tuple(module["since"])
+        template = module["expression"] if recent else module["fallback_expression"]
+        return f"{template.format(torch=self.torch, device=self.device)}.{entry.name}"
 
     def backend(self, literal: ast.Constant, via_variable: bool) -> Fix | None:
         """``"nccl"`` -> the default backend of the module's device."""

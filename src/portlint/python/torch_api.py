@@ -33,6 +33,10 @@ class ApiEntry:
     severity: Severity | None
     #: The vendor modules (npu, mlu, xpu, mps) that have a function or class of this name.
     vendors: tuple[str, ...] = ()
+    #: A CPU-only machine does not need the call (``cpu = "remove"``) ...
+    cpu_remove: bool = False
+    #: ... or reads this value instead (``cpu_value``, e.g. 0 for memory counters).
+    cpu_value: str | None = None
 
     def generic_text(self) -> str:
         if not self.generic:
@@ -65,7 +69,7 @@ class TorchCudaApi:
         targets = {"rocm": Advice(Status.MANUAL, None, rocm_note) if rocm_note else PORTABLE}
         for target in VENDOR_MODULES:
             targets[target] = self._vendor_advice(target, name, policy, generic)
-        targets["cpu"] = _cpu_advice(policy.get("cpu"))
+        targets["cpu"] = _cpu_advice(policy.get("cpu"), policy.get("cpu_value"))
         severity = policy.get("severity")
         return ApiEntry(
             name=name,
@@ -77,6 +81,8 @@ class TorchCudaApi:
             unsafe=bool(policy.get("unsafe", False)),
             severity=Severity(severity) if severity else None,
             vendors=tuple(t for t in VENDOR_MODULES if name in self.vendor_names[t]),
+            cpu_remove=policy.get("cpu") == "remove",
+            cpu_value=policy.get("cpu_value"),
         )
 
     def _vendor_advice(
@@ -97,7 +103,9 @@ class TorchCudaApi:
         return Advice(Status.UNSUPPORTED, None, f"torch.{target} has no {name}")
 
 
-def _cpu_advice(answer: str | None) -> Advice:
+def _cpu_advice(answer: str | None, value: str | None = None) -> Advice:
+    if value is not None:
+        return Advice(Status.MANUAL, None, f"reads {value} on CPU")
     if answer == "ok":
         return PORTABLE
     if answer == "remove":

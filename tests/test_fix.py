@@ -1,0 +1,164 @@
+"""--fix: fixture pairs <case>.py -> <case>.fixed.py, idempotence, and writing files safely."""
+
+from __future__ import annotations
+
+import ast
+import os
+import stat
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from portlint.catalog import tomllib
+from portlint.config import Settings
+from portlint.engine import lint_source, read_source
+from portlint.fix import FixPolicy
+from portlint.model import SourceFile
+from portlint.writer import FileChanged, write_source
+from support import FIXTURES, check_against_expected, run_cli
+
+FIX_DIR = FIXTURES / "fix"
+CASES = tomllib.loads((FIX_DIR / "cases.toml").read_text())
+INPUTS = sorted(p for p in FIX_DIR.glob("*.py") if not p.name.endswith(".fixed.py"))
+
+
+def settings_for(path: Path) -> tuple[Settings, FixPolicy]:
+    case = CASES.get(path.stem, {})
+    settings = Settings(min_torch=case.get("min-torch", "2.6"))
+    return settings, FixPolicy(unsafe=case.get("unsafe-fixes", False), targets=settings.targets)
+
+
+def fix_text(path: Path, text: str) -> tuple[str, int]:
+    settings, policy = settings_for(path)
+    result = lint_source(SourceFile(str(path), text), "python", settings, policy)
+    return (result.fixed_text or text), len(result.fixes_applied)
+
+
+@pytest.mark.parametrize("path", INPUTS, ids=lambda p: p.stem)
+def test_fixed_output_matches(path):
+    fixed, count = fix_text(path, path.read_text(encoding="utf-8"))
+    assert count > 0
+    ast.parse(fixed)
+    check_against_expected(fixed, path.with_name(path.stem + ".fixed.py"))
+
+
+@pytest.mark.parametrize("path", INPUTS, ids=lambda p: p.stem)
+def test_fix_is_idempotent_and_leaves_nothing_fixable(path):
+    expected = path.with_name(path.stem + ".fixed.py").read_text(encoding="utf-8")
+    again, count = fix_text(path, expected)
+    assert (again, count) == (expected, 0)
+    settings, policy = settings_for(path)
+    remaining = lint_source(SourceFile(str(path), expected), "python", settings).findings
+    assert [f for f in remaining if policy.allows(f.fix)] == []
+
+
+def test_unsafe_fixes_only_on_request(tmp_path):
+    path = tmp_path / "seed.py"
+    path.write_text("import torch\n\ntorch.cuda.manual_seed_all(0)\n")
+    run_cli("--fix", str(path))
+    assert path.read_text() == "import torch\n\ntorch.cuda.manual_seed_all(0)\n"
+    run_cli("--fix", "--unsafe-fixes", str(path))
+    assert path.read_text() == "import torch\n\ntorch.manual_seed(0)\n"
+
+
+def test_diff_prints_and_writes_nothing(tmp_path):
+    path = tmp_path / "sync.py"
+    original = "import torch\n\nn = torch.cuda.device_count()\n"
+    path.write_text(original)
+    status, out, err = run_cli("--diff", str(path))
+    assert status == 1 and path.read_text() == original
+    assert out == (
+        f"--- a/{path}\n+++ b/{path}\n@@ -1,3 +1,3 @@\n import torch\n \n"
+        "-n = torch.cuda.device_count()\n+n = torch.accelerator.device_count()\n"
+    )
+    assert err == "Would fix 1 finding.\n"
+
+
+def test_fix_twice_changes_nothing_the_second_time(tmp_path):
+    path = tmp_path / "train.py"
+    path.write_text((FIX_DIR / "training_loop.py").read_text())
+    run_cli("--fix", str(path))
+    first = path.read_bytes()
+    status, out, _ = run_cli("--fix", "--show-fixes", str(path))
+    assert path.read_bytes() == first
+    assert status == 0 and "Fixed" not in out
+
+
+def test_show_fixes_lists_what_was_fixed(tmp_path):
+    path = tmp_path / "train.py"
+    path.write_text((FIX_DIR / "training_loop.py").read_text())
+    status, out, _ = run_cli("--fix", "--show-fixes", str(path))
+    assert status == 0
+    assert f"Fixed 4 findings:\n  {path}:\n    3 × PRT101" not in out  # counted per rule
+    assert "    2 × PRT102 (cuda-method-call)" in out
+    assert "    1 × PRT101 (hardcoded-cuda-device)" in out
+    assert "    1 × PRT201 (torch-cuda-api)" in out
+
+
+@pytest.mark.parametrize(
+    ("raw", "encoding"),
+    [
+        (b"\xef\xbb\xbfimport torch\r\nx = 1\r\nn = torch.cuda.device_count()\r\n", "utf-8"),
+        (
+            b"# -*- coding: latin-1 -*-\nimport torch\n# caf\xe9\nn = torch.cuda.device_count()\n",
+            "iso-8859-1",
+        ),
+        (b"import torch\r\ny = 2\nn = torch.cuda.device_count()\r\n", "utf-8"),
+    ],
+    ids=["bom-crlf", "latin-1", "mixed-endings"],
+)
+def test_fix_keeps_encoding_bom_line_endings_and_mode(tmp_path, raw, encoding):
+    path = tmp_path / "f.py"
+    path.write_bytes(raw)
+    os.chmod(path, 0o751)
+    run_cli("--fix", str(path))
+    expected = raw.replace(b"torch.cuda.device_count()", b"torch.accelerator.device_count()")
+    assert path.read_bytes() == expected
+    assert stat.S_IMODE(path.stat().st_mode) == 0o751
+    assert [p.name for p in tmp_path.iterdir()] == ["f.py"]  # no temporary file left behind
+    assert read_source(path, "python").encoding == encoding
+
+
+def test_file_changed_on_disk_is_not_overwritten(tmp_path):
+    path = tmp_path / "f.py"
+    path.write_text("import torch\ntorch.cuda.synchronize()\n")
+    source = read_source(path, "python")
+    path.write_text("import torch\n# edited meanwhile\n")
+    os.utime(path, ns=(source.mtime_ns + 10**9, source.mtime_ns + 10**9))
+    with pytest.raises(FileChanged):
+        write_source(source, "replaced\n")
+    assert path.read_text() == "import torch\n# edited meanwhile\n"
+
+
+def test_a_fix_that_would_break_the_file_is_not_written(tmp_path, monkeypatch):
+    import portlint.python.tidy as tidy
+
+    monkeypatch.setattr(tidy, "tidy_after_fix", lambda original, fixed: fixed + "def (:\n")
+    path = tmp_path / "f.py"
+    original = "import torch\ntorch.cuda.synchronize()\n"
+    path.write_text(original)
+    status, _, err = run_cli("--fix", str(path))
+    assert path.read_text() == original and status == 1
+    assert "fixes would break the file" in err and "file left unchanged" in err
+
+
+def test_source_with_no_newline_at_end(tmp_path):
+    path = tmp_path / "f.py"
+    path.write_text("import torch\nx = torch.ones(2).cuda()")
+    run_cli("--fix", str(path))
+    text = path.read_text()
+    ast.parse(text)
+    assert text.endswith("x = torch.ones(2).to(DEVICE)")
+
+
+def test_local_name_hiding_the_device_gets_no_fix(tmp_path):
+    source = SourceFile(
+        str(tmp_path / "f.py"),
+        "import torch\n\ndef f(x, DEVICE):\n    return x.cuda()\n",
+    )
+    settings = replace(Settings(), min_torch="2.6")
+    findings = lint_source(source, "python", settings).findings
+    fix = findings[0].fix
+    # The module's device gets another name, since a parameter hides DEVICE in f.
+    assert fix is None or "DEVICE" not in fix.edits[0].content
