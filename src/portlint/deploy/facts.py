@@ -133,5 +133,8 @@ def distribution_match(catalog: Catalog, name: str) -> Targets | None:
                 advice = dict(package_advice(catalog)[row["module"]])
                 advice.setdefault("arm64", PORTABLE)
                 return advice
-            return advice_row(row, Advice(Status.UNSUPPORTED))
+            advice = dict(advice_row(row, Advice(Status.UNSUPPORTED)))
+            # Arm hosts matter only where the row says so: these packages exist for aarch64.
+            advice["arm64"] = advice_row(row, PORTABLE)["arm64"]
+            return advice
     return None

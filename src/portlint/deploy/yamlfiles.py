@@ -12,7 +12,12 @@ import fnmatch
 import re
 from typing import Any
 
-from portlint.deploy.commands import AMD64_PLATFORMS, check_command, check_image_reference
+from portlint.deploy.commands import (
+    AMD64_PLATFORMS,
+    check_command,
+    check_container_cli,
+    check_image_reference,
+)
 from portlint.deploy.facts import (
     deploy_table,
     device_advice,
@@ -24,7 +29,7 @@ from portlint.deploy.requirements import check_conda_spec, check_pip_arguments, 
 from portlint.deploy.shell import analyse_shell_text
 from portlint.deploy.treesitter import region_text
 from portlint.deploy.words import Word
-from portlint.model import Span
+from portlint.model import Advice, Span, Status
 
 ENV_PARENTS = frozenset({"environment", "env", "variables"})
 #: Kubernetes ``env:`` is a list of ``{name: ..., value: ...}``.
@@ -32,6 +37,7 @@ ENV_LIST = "env"
 SHELL_KEYS = frozenset({"run", "script", "before_script", "after_script"})
 ARGV_KEYS = frozenset({"command", "entrypoint", "args"})
 SHELLS = frozenset({"sh", "bash", "/bin/sh", "/bin/bash"})
+WORD = re.compile(r"\S+")
 #: Used when a Helm template (``{{ ... }}``) is not valid YAML: the resource names still show.
 TEMPLATE_RESOURCE = re.compile(r"nvidia\.com/(?:gpu|mig-[\w.-]+)(?![\w.-])")
 
@@ -62,6 +68,17 @@ def scan_template(rep: Reporter) -> None:
             span = Span(number, match.start(), number, match.end())
             message = f"`{match.group()}` is advertised by NVIDIA's device plugin only"
             rep.add("PRT911", span, message, resource_advice(rep.catalog))
+
+
+def runtime_class_advice(catalog: Any) -> dict[str, Advice]:
+    """Other vendors' device plugins need no runtime class: drop it, request their resource."""
+    advice = {}
+    for target, resource in resource_advice(catalog).items():
+        if resource.replacement:
+            advice[target] = Advice(Status.MANUAL, f"drop it; request {resource.replacement}")
+        else:
+            advice[target] = resource
+    return advice
 
 
 def scalar_word(node: Any) -> Word:
@@ -140,7 +157,7 @@ class YamlWalk:
             )
         elif name == "runtimeClassName" and text == "nvidia":
             message = "the `nvidia` runtime class exists only on nodes set up by NVIDIA's operator"
-            rep.add("PRT903", scalar_word(value).span, message, resource_advice(rep.catalog))
+            rep.add("PRT903", scalar_word(value).span, message, runtime_class_advice(rep.catalog))
         elif name == "gpus":
             message = "`gpus:` needs the NVIDIA Container Toolkit"
             span = Span(*start_of(key), *end_of(value))
@@ -151,6 +168,10 @@ class YamlWalk:
             rep.add("PRT902", scalar_word(value).span, f"`{text}` pins the container to x86_64")
         elif name in SHELL_KEYS or name in ARGV_KEYS:
             self.check_shell_scalar(value)
+        elif name == "options" and path[-1:] == ("container",):  # GitHub job container
+            word = scalar_word(value)
+            words = [Word(m.group(), word.part(m.start(), m.end())) for m in WORD.finditer(text)]
+            check_container_cli(rep, words)
 
     def is_resource(self, name: str) -> bool:
         return any(fnmatch.fnmatchcase(name, p) for p in self.table["resource"]["nvidia"])
