@@ -112,3 +112,21 @@ def test_suppression_comments_work_in_deployment_files(name, line, code, tmp_pat
     copy = tmp_path / original.name
     copy.write_text("\n".join(lines) + "\n", encoding="utf-8")
     assert [f for f in lint_file(copy, ALL_TARGETS) if (f.span.line, f.code) == (line, code)]
+
+
+def test_helm_template_that_is_not_yaml_is_scanned_for_gpu_resources(tmp_path):
+    template = tmp_path / "deployment.yaml"
+    template.write_text(
+        "spec:\n  {{- if .Values.gpu.enabled }}\n"
+        "  limits:\n    nvidia.com/gpu: {{ .Values.gpu.count }}\n",
+        encoding="utf-8",
+    )
+    assert [(f.span.line, f.code) for f in lint_file(template)] == [(4, "PRT911")]
+
+
+def test_target_all_means_the_accelerators_and_arm64_is_added_by_name():
+    from portlint.config import parse_targets
+
+    assert "arm64" not in parse_targets("all", "--target")
+    assert parse_targets("all,arm64", "--target")[-1] == "arm64"
+    assert parse_targets(["arm64", "rocm"], "target") == ("rocm", "arm64")
