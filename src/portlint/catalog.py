@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from portlint.model import TARGETS, Advice, Severity, Status
+from portlint.model import ALL_TARGETS, Advice, Severity, Status
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -103,7 +103,7 @@ def _parse_rule(raw: dict[str, Any], family: str) -> Rule:
     if raw.get("fix", "none") not in FIX_KINDS:
         raise ValueError(f"rule {code}: fix must be one of {', '.join(FIX_KINDS)}")
     targets = {t: parse_advice(a) for t, a in raw.get("targets", {}).items()}
-    unknown = set(targets) - set(TARGETS)
+    unknown = set(targets) - set(ALL_TARGETS)
     if unknown:
         raise ValueError(f"rule {code}: unknown targets {sorted(unknown)}")
     return Rule(

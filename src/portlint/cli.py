@@ -50,7 +50,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("paths", nargs="*", type=Path, help="files or folders (default: .)")
     parser.add_argument(
         "--target",
-        help="comma-separated targets: rocm,npu,mlu,xpu,mps,cpu or all (default: all)",
+        help="comma-separated targets: rocm,npu,mlu,xpu,mps,cpu or all (default: all), "
+        "and arm64 for Arm hosts (only when named)",
     )
     parser.add_argument("--select", help="rule codes or prefixes to enable (replaces the config)")
     parser.add_argument("--ignore", help="rule codes or prefixes to disable")

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from portlint.catalog import tomllib
-from portlint.model import TARGETS
+from portlint.model import ALL_TARGETS, TARGETS
 
 CONFIG_KEYS = (
     "target",
@@ -119,19 +119,20 @@ def apply_table(settings: Settings, table: dict[str, Any], source: str) -> Setti
 def parse_targets(value: Any, context: str) -> tuple[str, ...]:
     items = value.split(",") if isinstance(value, str) else value
     if not isinstance(items, list | tuple) or not items:
-        raise ConfigError(f"{context} must be a list of targets from: {', '.join(TARGETS)}")
+        raise ConfigError(f"{context} must be a list of targets from: {', '.join(ALL_TARGETS)}")
     chosen = []
     for item in items:
         name = str(item).strip().lower()
-        if name == "all":
-            return TARGETS
-        if name not in TARGETS:
+        if name == "all":  # every accelerator; host targets (arm64) only when named
+            chosen.extend(t for t in TARGETS if t not in chosen)
+            continue
+        if name not in ALL_TARGETS:
             raise ConfigError(
-                f"{context}: unknown target {item!r}; allowed: {', '.join(TARGETS)}, all"
+                f"{context}: unknown target {item!r}; allowed: {', '.join(ALL_TARGETS)}, all"
             )
         if name not in chosen:
             chosen.append(name)
-    return tuple(t for t in TARGETS if t in chosen)
+    return tuple(t for t in ALL_TARGETS if t in chosen)
 
 
 def parse_selectors(value: Any, context: str) -> tuple[str, ...]:

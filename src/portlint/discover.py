@@ -11,6 +11,7 @@ from pathlib import Path
 import pathspec
 
 from portlint.config import Settings
+from portlint.deploy.files import deploy_language
 
 #: Folder names never entered unless given explicitly (virtual environments, build output,
 #: vendored code and vendored CUDA SDK headers).
@@ -53,7 +54,10 @@ class Candidate:
 
 
 def language_of(path: Path) -> str | None:
-    return LANGUAGE_BY_SUFFIX.get(path.suffix.lower())
+    """The language a file is linted as: by suffix, else by name or shebang (deployment files)."""
+    if path.name.lower() == "setup.py":
+        return deploy_language(path)
+    return LANGUAGE_BY_SUFFIX.get(path.suffix.lower()) or deploy_language(path)
 
 
 class Walker:

@@ -59,7 +59,25 @@ ANALYSERS: dict[str, Analyser] = {
         after_fix="portlint.python.tidy:tidy_after_fix",
         check_fixed="portlint.python.tidy:syntax_error",
     ),
+    # Build and deployment files (portlint.deploy); one prefilter for all of them.
+    "python-setup": Analyser(
+        "portlint.deploy.analysers",
+        "is_setup_py_candidate",
+        "analyse_setup_py",
+        takes_settings=True,
+        after_fix="portlint.python.tidy:tidy_after_fix",
+        check_fixed="portlint.python.tidy:syntax_error",
+    ),
+    "dockerfile": Analyser("portlint.deploy.analysers", "is_candidate", "analyse_dockerfile"),
+    "yaml": Analyser("portlint.deploy.analysers", "is_candidate", "analyse_yaml"),
+    "shell": Analyser("portlint.deploy.analysers", "is_candidate", "analyse_shell"),
+    "requirements": Analyser("portlint.deploy.analysers", "is_candidate", "analyse_requirements"),
+    "pyproject": Analyser("portlint.deploy.analysers", "is_candidate", "analyse_pyproject"),
+    "setup-cfg": Analyser("portlint.deploy.analysers", "is_candidate", "analyse_setup_cfg"),
+    "cmake": Analyser("portlint.deploy.analysers", "is_candidate", "analyse_cmake"),
 }
+#: Languages whose files declare their encoding as Python source does (PEP 263).
+PYTHON_LANGUAGES = frozenset({"python", "python-setup"})
 
 
 class UnreadableFile(Exception):
@@ -76,7 +94,7 @@ def read_source(path: Path, language: str) -> SourceFile:
         raise UnreadableFile("binary file (contains NUL bytes)")
     bom = raw.startswith(b"\xef\xbb\xbf")
     encoding = "utf-8"
-    if language == "python":
+    if language in PYTHON_LANGUAGES:
         try:
             encoding, _ = tokenize.detect_encoding(io.BytesIO(raw).readline)
         except SyntaxError as error:

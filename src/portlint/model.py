@@ -12,8 +12,13 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from enum import Enum
 
-#: Every target portlint knows, in the order reports list them.
+#: The accelerator targets, in the order reports list them; the default set.
 TARGETS: tuple[str, ...] = ("rocm", "npu", "mlu", "xpu", "mps", "cpu")
+#: Host-architecture targets, reported only when asked for by name (``--target arm64``): they
+#: matter for images, wheels and scripts, not for device code, so they stay out of the default.
+HOST_TARGETS: tuple[str, ...] = ("arm64",)
+#: Every target portlint knows.
+ALL_TARGETS: tuple[str, ...] = TARGETS + HOST_TARGETS
 
 
 class Status(str, Enum):

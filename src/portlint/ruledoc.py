@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 from portlint.catalog import Catalog, Rule
-from portlint.model import TARGETS
+from portlint.model import ALL_TARGETS, TARGETS
 from portlint.output.report import advice_text
 
 FIX_WORDS = {
@@ -32,7 +32,8 @@ def rule_page(rule: Rule, catalog: Catalog, output_format: str = "text") -> str:
     ]
     if rule.targets:
         parts += ["", "## Per target", ""]
-        parts += [f"- {t}: {advice_text(rule.targets.get(t))}" for t in TARGETS]
+        shown = [t for t in ALL_TARGETS if t in TARGETS or t in rule.targets]
+        parts += [f"- {t}: {advice_text(rule.targets.get(t))}" for t in shown]
     if rule.example:
         parts += ["", "## Example", "```python", rule.example, "```"]
     if rule.use_instead:

@@ -1,0 +1,53 @@
+"""CMake files, parsed with tree-sitter-cmake: CUDA language and toolkit use (PRT941),
+architecture settings (PRT942) and nvcc flags in arguments (PRT923)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from portlint.deploy.commands import check_arch_flags
+from portlint.deploy.facts import deploy_table
+from portlint.deploy.report import Reporter
+from portlint.deploy.treesitter import Parsed, parse, walk
+from portlint.deploy.words import Word, unquoted
+
+
+def analyse_cmake_text(rep: Reporter) -> None:
+    parsed = parse("cmake", rep.source.text)
+    table = deploy_table(rep.catalog)["cmake"]
+    for node in walk(parsed.root):
+        if node.type == "normal_command":
+            check_cmake_command(rep, parsed, node, table)
+
+
+def arguments_of(parsed: Parsed, node: Any) -> list[Word]:
+    words = []
+    for child in walk(node):
+        if child.type == "argument":
+            words.append(unquoted(parsed.text(child), parsed.span(child)))
+    return words
+
+
+def check_cmake_command(rep: Reporter, parsed: Parsed, node: Any, table: dict) -> None:
+    name_node = node.children[0]
+    command = parsed.text(name_node).lower()
+    words = arguments_of(parsed, node)
+    upper = [w.text.upper() for w in words]
+    if command in table["language_commands"]:
+        # enable_language(CUDA); project(name LANGUAGES CXX CUDA)
+        start = 0 if command == "enable_language" else 1
+        for word, text in zip(words[start:], upper[start:], strict=True):
+            if text == "CUDA":
+                rep.add("PRT941", word.span, "the CUDA language needs nvcc and the CUDA toolkit")
+    elif command == "find_package" and words and words[0].text in table["find_packages"]:
+        rep.add("PRT941", words[0].span, f"`find_package({words[0].text})` finds NVIDIA's toolkit")
+    elif command in table["cuda_commands"]:
+        rep.add("PRT941", parsed.span(name_node), f"`{command}` builds with nvcc")
+    for position, word in enumerate(words):
+        if word.text.startswith("CUDA::"):
+            rep.add("PRT941", word.span, f"`{word.text}` is a CUDA toolkit library")
+        elif word.text in table["architecture_names"]:
+            rep.add("PRT942", word.span, f"`{word.text}` lists NVIDIA compute capabilities")
+        preceding = words[position - 1] if position else None
+        following = words[position + 1] if position + 1 < len(words) else None
+        check_arch_flags(rep, word, preceding, following)

@@ -1,0 +1,64 @@
+"""Collects the findings of one deployment file, with spans in portlint's convention."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from portlint.catalog import Catalog
+from portlint.deploy.facts import Targets
+from portlint.model import Finding, Fix, Severity, SourceFile, Span
+from portlint.textindex import LineIndex
+
+
+@dataclass
+class Reporter:
+    source: SourceFile
+    catalog: Catalog
+    index: LineIndex
+    findings: list[Finding] = field(default_factory=list)
+    _seen: set[tuple[Span, str]] = field(default_factory=set)
+
+    @classmethod
+    def for_source(cls, source: SourceFile, catalog: Catalog) -> Reporter:
+        return cls(source, catalog, LineIndex(source.text))
+
+    def add(
+        self,
+        code: str,
+        span: Span,
+        message: str,
+        targets: Targets | None = None,
+        severity: Severity | None = None,
+        fix: Fix | None = None,
+    ) -> None:
+        """Record a finding, unless the same rule already reported the same span or the site is
+        portable on every target."""
+        if (span, code) in self._seen:
+            return
+        rule = self.catalog.rules[code]
+        chosen = dict(targets if targets is not None else rule.targets)
+        if chosen and all(advice.portable for advice in chosen.values()):
+            return
+        self._seen.add((span, code))
+        symbol = self.index.text(span.line, span.column, span.end_line, span.end_column)
+        self.findings.append(
+            Finding(
+                path=self.source.path,
+                span=span,
+                code=rule.code,
+                name=rule.name,
+                severity=severity or rule.severity,
+                message=message,
+                symbol=symbol,
+                targets=chosen,
+                fix=fix,
+            )
+        )
+
+    def parse_error(self, line: int, column: int, message: str) -> None:
+        line = max(line, 1)
+        column = min(max(column, 0), len(self.index.line(line)))
+        self.add("PRT001", Span(line, column, line, column), message)
+
+    def line_span(self, line: int, column: int, end_column: int) -> Span:
+        return Span(line, column, line, end_column)

@@ -1,0 +1,60 @@
+"""``setup.py``: the Python checks (CUDAExtension is PRT502 there), plus the requirement lists
+of ``setup()`` and nvcc architecture flags in ``extra_compile_args``."""
+
+from __future__ import annotations
+
+import ast
+
+from portlint.catalog import Catalog
+from portlint.deploy.commands import check_arch_flags
+from portlint.deploy.report import Reporter
+from portlint.deploy.requirements import check_requirement
+from portlint.deploy.words import Word
+from portlint.model import Finding, SourceFile, Span
+from portlint.python.analyser import analyse_python
+
+REQUIREMENT_KEYWORDS = frozenset({"install_requires", "setup_requires", "tests_require"})
+
+
+def analyse_setup_py(source: SourceFile, catalog: Catalog, settings=None) -> list[Finding]:
+    findings = analyse_python(source, catalog, settings)
+    if any(f.code == "PRT001" for f in findings):
+        return findings
+    rep = Reporter.for_source(source, catalog)
+    tree = ast.parse(source.text, filename=source.path)
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call):
+            for keyword in node.keywords:
+                if keyword.arg in REQUIREMENT_KEYWORDS or keyword.arg == "extras_require":
+                    for string in requirement_strings(keyword.value):
+                        check_requirement(rep, string_word(rep, string))
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str):
+            check_arch_flags(rep, string_word(rep, node), None, None)
+    return findings + rep.findings
+
+
+def requirement_strings(node: ast.expr) -> list[ast.Constant]:
+    """String literals in a list, or in the lists of a dict (``extras_require``)."""
+    values = node.values if isinstance(node, ast.Dict) else [node]
+    strings = []
+    for value in values:
+        if isinstance(value, ast.List | ast.Tuple):
+            strings.extend(
+                e for e in value.elts if isinstance(e, ast.Constant) and isinstance(e.value, str)
+            )
+    return strings
+
+
+def string_word(rep: Reporter, node: ast.Constant) -> Word:
+    """The string's value, with the span of its text between the quotes when it is written as
+    is on one line (else the whole literal)."""
+    line, end_line = node.lineno, node.end_lineno or node.lineno
+    start = rep.index.char_column(line, node.col_offset)
+    end = rep.index.char_column(end_line, node.end_col_offset or node.col_offset)
+    written = rep.index.text(line, start, end_line, end)
+    inner = written.lstrip("rRbBuU")
+    quote = inner[:3] if inner[:3] in ('"""', "'''") else inner[:1]
+    prefix = len(written) - len(inner) + len(quote)
+    if line == end_line and written[prefix : len(written) - len(quote)] == node.value:
+        return Word(node.value, Span(line, start + prefix, line, end - len(quote)))
+    return Word(node.value, Span(line, start, end_line, end))
