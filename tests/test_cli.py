@@ -255,3 +255,11 @@ def test_columns_count_characters_not_bytes(tmp_path):
     write(tmp_path / "u.py", 'import torch\nx = ("ünïcödé", torch.ones(2).to("cuda"))\n')
     _, findings, _ = json_findings("u.py", cwd=tmp_path)
     assert [(f["column"], f["end_column"], f["symbol"]) for f in findings] == [(34, 40, '"cuda"')]
+
+
+def test_quiet_prints_findings_only(tmp_path):
+    write(tmp_path / "cuda.py", CUDA)
+    _, out, _ = run_cli("-q", "--output-format", "concise", str(tmp_path / "cuda.py"))
+    assert out.count("\n") == 1 and ": PRT201 " in out
+    _, out, _ = run_cli("-q", str(tmp_path / "cuda.py"))
+    assert "Per target" not in out and "Found" not in out and ": PRT201 " in out

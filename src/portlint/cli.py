@@ -173,6 +173,7 @@ def run_check(argv: Sequence[str]) -> int:
             show_statistics=args.statistics,
             fixed=fixed,
             show_fixes=args.show_fixes,
+            quiet=args.quiet,
         )
         render(args.output_format, report, stream)
     finally:

@@ -16,5 +16,5 @@ def render(report: Report, stream: TextIO) -> None:
             f"{finding.code}{marker} {finding.message}\n"
         )
     count = len(report.findings)
-    if count:
+    if count and not report.quiet:
         stream.write(f"Found {count} finding{'s' if count != 1 else ''}.\n")

@@ -21,6 +21,8 @@ class Report:
     #: Findings that --fix fixed (they are no longer in ``findings``).
     fixed: list[Finding] = field(default_factory=list)
     show_fixes: bool = False
+    #: Findings only: no summary table, no closing line.
+    quiet: bool = False
 
     def sorted_findings(self) -> list[Finding]:
         return sorted(self.findings, key=lambda f: (f.path, f.span, f.code))

@@ -88,6 +88,8 @@ def render(report: Report, stream: TextIO) -> None:
     for finding in findings:
         console.print(_finding_block(finding, report))
         console.print()
+    if report.quiet:
+        return
     if findings:
         console.print(_summary_table(report))
         console.print()
