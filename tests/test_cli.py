@@ -263,3 +263,33 @@ def test_quiet_prints_findings_only(tmp_path):
     assert out.count("\n") == 1 and ": PRT201 " in out
     _, out, _ = run_cli("-q", str(tmp_path / "cuda.py"))
     assert "Per target" not in out and "Found" not in out and ": PRT201 " in out
+
+
+def test_keyword_only_arguments_without_defaults(tmp_path):
+    write(
+        tmp_path / "k.py",
+        "import torch\n\ndef f(*, a, b=1):\n    return torch.cuda.is_available()\n",
+    )
+    status, findings, err = json_findings("k.py", cwd=tmp_path)
+    assert status == 1 and err == "" and [f["code"] for f in findings] == ["PRT201"]
+
+
+def test_an_internal_error_in_one_file_is_reported_and_the_run_goes_on(tmp_path, monkeypatch):
+    import portlint.python.analyser as analyser
+
+    original = analyser.analyse_python
+
+    def explode(source, catalog, settings=None):
+        if source.path.endswith("bad.py"):
+            raise RuntimeError("boom")
+        return original(source, catalog, settings)
+
+    monkeypatch.setattr(analyser, "analyse_python", explode)
+    write(tmp_path / "bad.py", CUDA)
+    write(tmp_path / "good.py", CUDA)
+    status, out, err = run_cli("--output-format", "concise", ".", cwd=tmp_path)
+    assert status == 2
+    assert (
+        err == "portlint: error: bad.py: internal error: RuntimeError: boom (please report this)\n"
+    )
+    assert "good.py:3:1: PRT201" in out

@@ -141,9 +141,13 @@ def run_check(argv: Sequence[str]) -> int:
         fixing = FixPolicy(unsafe=args.unsafe_fixes, targets=settings.targets)
     findings, fixed = [], []
     diffs = []
+    internal_errors = 0
     for result in lint_paths(candidates, settings, jobs=args.jobs, fixing=fixing):
         findings.extend(result.findings)
-        if result.error and result.fixed_text is None and fixing is not None:
+        if result.internal_error:
+            internal_errors += 1
+            sys.stderr.write(f"portlint: error: {result.path}: {result.error}\n")
+        elif result.error and result.fixed_text is None and fixing is not None:
             warn(f"{result.path}: {result.error}")
         if result.fixed_text is None or result.source is None:
             continue
@@ -179,6 +183,8 @@ def run_check(argv: Sequence[str]) -> int:
     finally:
         if close:
             stream.close()
+    if internal_errors:
+        return EXIT_ERROR
     if findings and not args.exit_zero:
         return EXIT_FINDINGS
     return EXIT_CLEAN

@@ -228,7 +228,11 @@ def fix_source(
 
 
 def _lint_job(job: tuple[SourceFile, str, Settings, FixPolicy | None]) -> FileResult:
-    return lint_source(*job)
+    try:
+        return lint_source(*job)
+    except Exception as error:  # a bug in portlint: report it for this file, go on with the rest
+        message = f"internal error: {type(error).__name__}: {error} (please report this)"
+        return FileResult(job[0].path, (), error=message, internal_error=True)
 
 
 def lint_paths(

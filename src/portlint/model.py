@@ -133,3 +133,5 @@ class FileResult:
     fixes_applied: tuple[Finding, ...] = ()
     #: The file as read, when it was fixed (to write it back in the same encoding and form).
     source: SourceFile | None = None
+    #: ``error`` is a bug in portlint rather than a problem with the file.
+    internal_error: bool = False

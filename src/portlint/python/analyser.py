@@ -133,7 +133,8 @@ class Analyser(ast.NodeVisitor):
         self.ctx.resolver.bind_import(node)
 
     def visit_FunctionDef(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
-        self.visit_many([*node.decorator_list, *node.args.defaults, *node.args.kw_defaults])
+        defaults = [*node.args.defaults, *(d for d in node.args.kw_defaults if d is not None)]
+        self.visit_many([*node.decorator_list, *defaults])
         if node.returns:
             self.visit(node.returns)
         self.ctx.resolver.push(function_locals(node))
