@@ -43,6 +43,7 @@ class Analyser:
 #: language -> analyser. The prefilter modules import no parser.
 ANALYSERS: dict[str, Analyser] = {
     "python": Analyser("portlint.python.analyser", "is_candidate", "analyse_python"),
+    "cxx": Analyser("portlint.cxx.analyser", "is_candidate", "analyse_cxx"),
 }
 
 
@@ -65,8 +66,11 @@ def read_source(path: Path, language: str) -> SourceFile:
             encoding, _ = tokenize.detect_encoding(io.BytesIO(raw).readline)
         except SyntaxError as error:
             raise UnreadableFile(f"bad encoding declaration: {error}") from None
+    # C and C++ compilers take bytes: a stray Latin-1 byte in a comment is common and harmless.
+    # Such bytes decode to lone surrogates (one character column each) and encode back unchanged.
+    errors = "surrogateescape" if language == "cxx" else "strict"
     try:
-        text = raw.decode(encoding)
+        text = raw.decode(encoding, errors)
     except (UnicodeDecodeError, LookupError) as error:
         raise UnreadableFile(f"not valid {encoding}: {error}") from None
     if text.startswith("\ufeff"):
