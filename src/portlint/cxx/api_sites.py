@@ -47,9 +47,8 @@ def find_api_sites(unit: Unit, table: NameTable) -> None:
 
 
 def find_names(unit: Unit, table: NameTable) -> None:
-    names = table.names
     for match in unit.finditer(table.candidates):
-        entry = names.get(match.group().decode("ascii", "replace"))
+        entry = table.lookup(match.group().decode("ascii", "replace"))
         if entry is None:
             continue
         node = unit.code_node(match.start(), match.end())
@@ -78,6 +77,11 @@ def name_message(entry: Entry) -> str:
         return f"`{entry.cuda}` ({library}) is `{entry.hip}` in HIP"
     if status is Status.PORTABLE:
         return f"`{entry.cuda}` ({library}) keeps its name on ROCm; other targets have no CUDA"
+    if status is Status.MANUAL and not entry.listed:
+        return (
+            f"`{entry.cuda}` ({library}) is not in portlint's table: look up its ROCm "
+            "counterpart and port the call by hand"
+        )
     if status is Status.MANUAL:
         return (
             f"`{entry.cuda}` ({library}) corresponds to `{entry.hip}`, which is not a drop-in "

@@ -292,7 +292,8 @@ def find_inline_ptx(unit: Unit) -> None:
             continue
         code = statement.child_by_field_name("assembly_code")
         template = unit.text(code) if code is not None else ""
-        if not (unit.is_cuda_source or unit.in_device_code(node) or PTX_TEXT.search(template)):
+        # Host code may hold x86/Arm assembly; device code can only hold PTX.
+        if not (unit.in_device_code(node) or PTX_TEXT.search(template)):
             continue
         unit.report(
             "PRT803",
@@ -490,7 +491,8 @@ def find_texture_and_interop(unit: Unit, data: HazardData) -> None:
     )
     for match in unit.finditer(interop):
         node = unit.code_node(match.start(), match.end())
-        if node is None or node.type == "field_identifier":
+        # Types and called functions; their enumerators and flags add nothing to the report.
+        if node is None or not (node.type == "type_identifier" or _is_called(node)):
             continue
         name = match.group().decode()
         unit.report(
@@ -500,6 +502,11 @@ def find_texture_and_interop(unit: Unit, data: HazardData) -> None:
             f"`{name}` is texture-reference or graphics-interop API, which HIP lacks or covers "
             "only in part",
         )
+
+
+def _is_called(node: Node) -> bool:
+    parent = node.parent
+    return parent is not None and parent.type == "call_expression" and parent.children[0] == node
 
 
 def _in_macro_body(unit: Unit, offset: int) -> bool:

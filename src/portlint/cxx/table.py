@@ -20,9 +20,13 @@ class Entry:
     hip: str
     api: str
     manual: bool = False
+    #: False for a name matched only by a library prefix (``[api_sites] manual_prefixes``).
+    listed: bool = True
 
     @property
     def status(self) -> Status:
+        if not self.listed:
+            return Status.MANUAL
         if not self.hip:
             return Status.UNSUPPORTED
         if self.manual:
@@ -40,6 +44,17 @@ class NameTable:
     #: Matches (as bytes) every token that may be a name of the table: the table's two-letter
     #: prefixes, so most identifiers of a file are never looked up.
     candidates: re.Pattern[bytes]
+    #: Name prefix -> api of a library whose unlisted names are still that library's (cuDNN).
+    manual_prefixes: dict[str, str]
+
+    def lookup(self, name: str) -> Entry | None:
+        entry = self.names.get(name)
+        if entry is not None:
+            return entry
+        for prefix, api in self.manual_prefixes.items():
+            if name.startswith(prefix) and len(name) > len(prefix):
+                return Entry(name, "", api, manual=True, listed=False)
+        return None
 
 
 _CACHE: dict[str, NameTable] = {}
@@ -53,7 +68,9 @@ def load_table(catalog: Catalog) -> NameTable:
 
 
 def _build(catalog: Catalog) -> NameTable:
-    ignored = set(catalog.table("cxx").get("api_sites", {}).get("ignore_names", ()))
+    settings = catalog.table("cxx").get("api_sites", {})
+    ignored = set(settings.get("ignore_names", ()))
+    manual_prefixes = dict(settings.get("manual_prefixes", {}))
     names: dict[str, Entry] = {}
     headers: dict[str, str] = {}
     namespaces: dict[str, str] = {}
@@ -72,6 +89,6 @@ def _build(catalog: Catalog) -> NameTable:
             if entry.api == "device" and entry.status is Status.PORTABLE:
                 continue
             names[cuda] = entry
-    prefixes = sorted({re.escape(name[:2]) for name in names})
+    prefixes = sorted({re.escape(name[:2]) for name in [*names, *manual_prefixes]})
     pattern = rb"(?<![A-Za-z0-9_])(?:" + "|".join(prefixes).encode() + rb")[A-Za-z0-9_]*"
-    return NameTable(names, headers, namespaces, re.compile(pattern))
+    return NameTable(names, headers, namespaces, re.compile(pattern), manual_prefixes)

@@ -38,7 +38,6 @@ NOT_CODE = frozenset(
 )
 FUNCTION_KINDS = frozenset({"function_definition", "lambda_expression"})
 DEVICE_QUALIFIERS = frozenset({"__global__", "__device__"})
-CUDA_SOURCE_SUFFIXES = (".cu", ".cuh")
 
 
 @dataclass
@@ -98,10 +97,6 @@ class Unit:
         """Inside a ``__global__`` or ``__device__`` function (``__host__ __device__`` too)."""
         function = self.enclosing_function(node)
         return function is not None and is_device_function(function)
-
-    @property
-    def is_cuda_source(self) -> bool:
-        return self.suffix in CUDA_SOURCE_SUFFIXES
 
     # -- positions ---------------------------------------------------------------------------
 
