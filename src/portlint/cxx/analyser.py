@@ -19,7 +19,7 @@ from portlint.model import Finding, SourceFile
 #: Text at least one of which a file must contain for any C++ rule to fire. Checked against every
 #: name of the table in tests/test_cxx_analyser.py.
 CANDIDATE = re.compile(
-    r"cuda|CUDA|\bcu[A-Z]|\bCU[A-Z]|cublas|CUBLAS|curand|CURAND|cufft|CUFFT|cusparse|CUSPARSE"
+    r"cuda|CUDA|\bcu[A-Z]|\bCU[A-Za-z_]|cuuint|nvml|NVML|cublas|CUBLAS|curand|CURAND|cufft|CUFFT|cusparse|CUSPARSE"
     r"|cusolver|CUSOLVER|cudnn|CUDNN|nvrtc|NVRTC|nccl|NCCL|nvtx|NVTX|nvToolsExt|thrust|cub::"
     r"|cooperative_groups|__global__|__device__|__shared__|__shfl|__ballot|__activemask"
     r"|__syncwarp|__syncthreads|warpSize|[Ww]arp|WARP|<<<|\btexture\s*<|\bsurface\s*<"
