@@ -24,7 +24,8 @@ CANDIDATE = re.compile(
     r"|cooperative_groups|__global__|__device__|__shared__|__shfl|__ballot|__activemask"
     r"|__syncwarp|__syncthreads|warpSize|[Ww]arp|WARP|<<<|\btexture\s*<|\bsurface\s*<"
     r"|\btex[123C]|\bsurf[123C]|__half|__nv_|mtgp32|gesvdj|syevj|libraryPropertyType"
-    r"|surfaceReference|textureReference"
+    r"|surfaceReference|textureReference|\.cuh\b|channel_descriptor\.h|vector_types\.h"
+    r"|driver_types\.h|device_functions\.h|library_types\.h"
 )
 
 
