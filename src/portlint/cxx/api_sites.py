@@ -91,6 +91,8 @@ def name_message(entry: Entry) -> str:
 
 
 def find_namespaces(unit: Unit, table: NameTable) -> None:
+    if not unit.contains(*(name.encode() for name in table.namespaces)):
+        return
     for match in unit.finditer(NAMESPACE_USE):
         node = unit.code_node(match.start(), match.end())
         if node is None or node.type not in NAMESPACE_NODES:
@@ -112,6 +114,8 @@ def find_namespaces(unit: Unit, table: NameTable) -> None:
 
 
 def find_headers(unit: Unit, table: NameTable) -> None:
+    if not unit.contains(b"include"):
+        return
     for match in unit.finditer(INCLUDE):
         header = match.group(2).decode("utf-8", "surrogateescape")
         if header not in table.headers:

@@ -6,6 +6,7 @@ warp-level intrinsics, the texture API) is in ``rules/cxx_hazards.toml``.
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass
 
@@ -92,6 +93,8 @@ def find_hazards(unit: Unit, kernels: list[Kernel]) -> None:
 
 def find_warp_size_constants(unit: Unit) -> None:
     """``#define WARP_SIZE 32``, ``constexpr int kWarpSize = 32``, ``enum { WARP_SIZE = 32 }``."""
+    if not unit.contains_folded(b"warp"):
+        return
     for match in unit.finditer(WARP_SIZE_DEFINITION):
         name = match.group(1).decode()
         if not WARP_SIZE_NAME.search(name):
@@ -110,6 +113,8 @@ def find_warp_size_constants(unit: Unit) -> None:
 def find_warp_arithmetic(unit: Unit, data: HazardData) -> None:
     """32, 31 or a shift by 5 applied to a lane/warp/thread index, a shuffle width of 32, and a
     shuffle reduction loop that starts at offset 16."""
+    if not unit.contains_folded(*(w.encode() for w in data.warp_words)):
+        return
     for match in unit.finditer(WARP_LITERAL):
         node = unit.code_node(match.start(), match.end())
         if node is None or node.type != "number_literal":
@@ -187,6 +192,8 @@ def mentions_warp(expression: str, words: frozenset[str]) -> bool:
 def find_warp_size_in_constant_expressions(unit: Unit) -> None:
     """``warpSize`` where C++ needs a constant: array sizes, template arguments, static_assert,
     constexpr initialisers. It is a run-time value in HIP."""
+    if not unit.contains(b"warpSize"):
+        return
     for match in unit.finditer(WARP_SIZE_VARIABLE):
         node = unit.code_node(match.start(), match.end())
         if node is None or not needs_constant(node):
@@ -221,6 +228,17 @@ LANE_FUNCTION = re.compile(
     rb"(?<![A-Za-z0-9_])(__shfl\w*|__ballot\w*|__any_sync|__all_sync|__uni_sync|__match_\w+|"
     rb"__reduce_\w+_sync|__syncwarp|__activemask)(?![A-Za-z0-9_])"
 )
+LANE_LITERALS = (
+    b"__shfl",
+    b"__ballot",
+    b"__any_sync",
+    b"__all_sync",
+    b"__uni_sync",
+    b"__match_",
+    b"__reduce_",
+    b"__syncwarp",
+    b"__activemask",
+)
 MASK_CONSTANT = re.compile(
     rb"(?:#[ \t]*define[ \t]+([A-Za-z_]\w*)[ \t]+\(?(0x[fF]{8}[uU]?|~0[uU])\)?[ \t]*$"
     rb"|(?:constexpr|const)\s+(?:unsigned|uint32_t|unsigned\s+int)\s+([A-Za-z_]\w*)\s*=\s*"
@@ -230,6 +248,8 @@ MASK_CONSTANT = re.compile(
 
 
 def find_lane_masks(unit: Unit, data: HazardData) -> None:
+    if not unit.contains(*LANE_LITERALS):
+        return
     mask_names = {(m.group(1) or m.group(3)).decode() for m in unit.finditer(MASK_CONSTANT)}
     for match in unit.finditer(LANE_FUNCTION):
         node = unit.code_node(match.start(), match.end())
@@ -285,6 +305,8 @@ def _check_ballot_result(unit: Unit, call: Node, name: str, data: HazardData) ->
 
 
 def find_inline_ptx(unit: Unit) -> None:
+    if not unit.contains(b"asm"):
+        return
     for match in unit.finditer(ASM):
         node = unit.node_at(match.start(), match.end())
         statement = node.parent
@@ -307,6 +329,13 @@ def find_inline_ptx(unit: Unit) -> None:
 
 
 def find_arch_checks(unit: Unit) -> None:
+    if unit.contains(b"__CUDA_ARCH__"):
+        find_cuda_arch_tests(unit)
+    if unit.contains(b"major", b"minor") and unit.contains_folded(b"prop"):
+        find_capability_fields(unit)
+
+
+def find_cuda_arch_tests(unit: Unit) -> None:
     for match in unit.finditer(CUDA_ARCH):
         node = unit.code_node(match.start(), match.end())
         if node is None and not _in_macro_body(unit, match.start()):
@@ -323,6 +352,9 @@ def find_arch_checks(unit: Unit) -> None:
                 "(use __HIP_DEVICE_COMPILE__ for device compilation)"
             )
         unit.report("PRT804", match.start(), match.end(), message)
+
+
+def find_capability_fields(unit: Unit) -> None:
     for match in unit.finditer(CAPABILITY_FIELD):
         node = unit.code_node(match.start(1), match.end(1))
         if node is None or node.type != "field_identifier":
@@ -345,6 +377,8 @@ def find_arch_checks(unit: Unit) -> None:
 
 
 def find_large_blocks(unit: Unit, kernels: list[Kernel]) -> None:
+    if not unit.contains(b"<<<"):
+        return
     bounded = {k.name for k in kernels if k.launch_bounds}
     defined = {k.name for k in kernels}
     constants = None
@@ -426,6 +460,8 @@ def _kernel_name(unit: Unit, function: Node | None) -> str:
 
 
 def find_dynamic_parallelism(unit: Unit) -> None:
+    if not unit.contains(b"<<<", b"cudaDeviceSynchronize"):
+        return
     for match in unit.finditer(LAUNCH):
         launch = unit.node_at(match.start(), match.end()).parent
         if launch is None or launch.type != "kernel_call_syntax":
@@ -457,6 +493,8 @@ def find_dynamic_parallelism(unit: Unit) -> None:
 
 
 def find_texture_and_interop(unit: Unit, data: HazardData) -> None:
+    if not unit.contains(b"tex", b"surf", *(p.encode() for p in data.texture_prefixes)):
+        return
     for match in unit.finditer(TEMPLATE_TEXTURE):
         node = unit.code_node(match.start(1), match.end(1))
         if node is None or node.parent is None or node.parent.type != "template_type":
@@ -480,15 +518,7 @@ def find_texture_and_interop(unit: Unit, data: HazardData) -> None:
             f"`{match.group(1).decode()}` without a template argument reads a texture "
             "reference, which HIP no longer has: pass a texture object",
         )
-    interop = re.compile(
-        rb"(?<![A-Za-z0-9_])(?:"
-        + b"|".join(
-            re.escape(n.encode()) for n in sorted(data.texture_names - {"texture", "surface"})
-        )
-        + rb"|(?:"
-        + b"|".join(re.escape(p.encode()) for p in data.texture_prefixes)
-        + rb")[A-Za-z0-9_]*)(?![A-Za-z0-9_])"
-    )
+    interop = _interop_pattern(data)
     for match in unit.finditer(interop):
         node = unit.code_node(match.start(), match.end())
         # Types and called functions; their enumerators and flags add nothing to the report.
@@ -502,6 +532,18 @@ def find_texture_and_interop(unit: Unit, data: HazardData) -> None:
             f"`{name}` is texture-reference or graphics-interop API, which HIP lacks or covers "
             "only in part",
         )
+
+
+@functools.cache
+def _interop_pattern(data: HazardData) -> re.Pattern[bytes]:
+    names = sorted(data.texture_names - {"texture", "surface"})
+    return re.compile(
+        rb"(?<![A-Za-z0-9_])(?:"
+        + b"|".join(re.escape(n.encode()) for n in names)
+        + rb"|(?:"
+        + b"|".join(re.escape(p.encode()) for p in data.texture_prefixes)
+        + rb")[A-Za-z0-9_]*)(?![A-Za-z0-9_])"
+    )
 
 
 def _is_called(node: Node) -> bool:

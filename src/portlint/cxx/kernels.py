@@ -30,6 +30,8 @@ class Kernel:
 def find_kernels(unit: Unit) -> list[Kernel]:
     """Every ``__global__`` function declared or defined in the file."""
     kernels = []
+    if not unit.contains(b"__global__"):
+        return kernels
     for match in unit.finditer(GLOBAL):
         keyword = unit.code_node(match.start(), match.end())
         if keyword is None:

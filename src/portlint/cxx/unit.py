@@ -52,6 +52,7 @@ class Unit:
     findings: list[Finding] = field(default_factory=list)
     _reported: set[tuple[str, int, int]] = field(default_factory=set)
     _line_starts: list[int] | None = None
+    _folded: bytes | None = None
 
     # -- the tree ----------------------------------------------------------------------------
 
@@ -73,6 +74,17 @@ class Unit:
 
     def finditer(self, pattern: re.Pattern[bytes]):
         return pattern.finditer(self.data)
+
+    def contains(self, *literals: bytes) -> bool:
+        """Whether any of ``literals`` occurs in the file: a substring search is far cheaper
+        than a regex scan, so each check first asks for the text it cannot do without."""
+        return any(literal in self.data for literal in literals)
+
+    def contains_folded(self, *literals: bytes) -> bool:
+        """``contains`` ignoring ASCII case (``literals`` in lower case)."""
+        if self._folded is None:
+            self._folded = self.data.lower()
+        return any(literal in self._folded for literal in literals)
 
     def text(self, node: Node) -> str:
         return self.data[node.start_byte : node.end_byte].decode("utf-8", "surrogateescape")
