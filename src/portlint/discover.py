@@ -42,6 +42,9 @@ DEFAULT_EXCLUDES = (
 LANGUAGE_BY_SUFFIX = {
     ".py": "python",
     ".pyi": "python",
+    **dict.fromkeys(
+        (".cu", ".cuh", ".cpp", ".cc", ".cxx", ".c++", ".h", ".hpp", ".hh", ".hip"), "cxx"
+    ),
 }
 
 

@@ -75,6 +75,7 @@ ANALYSERS: dict[str, Analyser] = {
     "pyproject": Analyser("portlint.deploy.analysers", "is_candidate", "analyse_pyproject"),
     "setup-cfg": Analyser("portlint.deploy.analysers", "is_candidate", "analyse_setup_cfg"),
     "cmake": Analyser("portlint.deploy.analysers", "is_candidate", "analyse_cmake"),
+    "cxx": Analyser("portlint.cxx.analyser", "is_candidate", "analyse_cxx"),
 }
 #: Languages whose files declare their encoding as Python source does (PEP 263).
 PYTHON_LANGUAGES = frozenset({"python", "python-setup"})
@@ -101,8 +102,11 @@ def read_source(path: Path, language: str) -> SourceFile:
             if "unknown encoding" in str(error):
                 raise UnreadableFile(f"bad encoding declaration: {error}") from None
             # No usable declaration and not UTF-8: let the decode below say where it fails.
+    # C and C++ compilers take bytes: a stray Latin-1 byte in a comment is common and harmless.
+    # Such bytes decode to lone surrogates (one character column each) and encode back unchanged.
+    errors = "surrogateescape" if language == "cxx" else "strict"
     try:
-        text = raw.decode(encoding)
+        text = raw.decode(encoding, errors)
     except (UnicodeDecodeError, LookupError) as error:
         raise UnreadableFile(f"not valid {encoding}: {error}") from None
     if text.startswith("\ufeff"):

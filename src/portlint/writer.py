@@ -22,7 +22,8 @@ def encode_text(source: SourceFile, text: str) -> bytes:
     Line endings are written as they are in ``text``: edits keep the file's own endings, and
     inserted lines use ``source.newline``, so a file with mixed endings stays as it was.
     """
-    data = text.encode(source.encoding)
+    # surrogateescape: C++ files may hold undecodable bytes, read as lone surrogates (engine).
+    data = text.encode(source.encoding, "surrogateescape")
     if source.bom and source.encoding.replace("_", "-").lower() in ("utf-8", "utf8"):
         data = b"\xef\xbb\xbf" + data
     return data

@@ -1,0 +1,65 @@
+"""C++/CUDA analysis: parse with tree-sitter, find CUDA API sites, kernels and hazards.
+
+No compiler, no CUDA install and no compilation database: each file is read on its own. Macros
+are not expanded, so code that only a macro turns into valid C++ leaves ERROR nodes; findings are
+still reported there, but without a fix, since the edit could land in the wrong construct.
+
+This module is imported to run the prefilter on every C++ file, so it imports no parser; the
+tree-sitter modules load on the first file that passes it.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+
+from portlint.catalog import Catalog
+from portlint.model import Finding, SourceFile
+
+#: Text at least one of which a file must contain for any C++ rule to fire. Checked against every
+#: name of the table in tests/test_cxx_analyser.py.
+CANDIDATE = re.compile(
+    r"cuda|CUDA|\bcu[A-Z]|\bCU[A-Za-z_]|cuuint|nvml|NVML|cublas|CUBLAS|curand|CURAND|cufft|CUFFT|cusparse|CUSPARSE"
+    r"|cusolver|CUSOLVER|cudnn|CUDNN|nvrtc|NVRTC|nccl|NCCL|nvtx|NVTX|nvToolsExt|thrust|cub::"
+    r"|cooperative_groups|__global__|__device__|__shared__|__shfl|__ballot|__activemask"
+    r"|__syncwarp|__syncthreads|warpSize|[Ww]arp|WARP|<<<|\btexture\s*<|\bsurface\s*<"
+    r"|\btex[123C]|\bsurf[123C]|__half|__nv_|mtgp32|gesvdj|syevj|libraryPropertyType"
+    r"|surfaceReference|textureReference|\.cuh\b|channel_descriptor\.h|vector_types\.h"
+    r"|driver_types\.h|device_functions\.h|library_types\.h"
+)
+
+
+def is_candidate(text: str) -> bool:
+    """Cheap test run on every C++ file: could any C++ rule fire here?"""
+    return CANDIDATE.search(text) is not None
+
+
+def analyse_cxx(source: SourceFile, catalog: Catalog) -> list[Finding]:
+    """All findings in one C++/CUDA file, in file order."""
+    from portlint.cxx.api_sites import find_api_sites
+    from portlint.cxx.hazards import find_hazards
+    from portlint.cxx.kernels import find_kernels, report_kernels
+    from portlint.cxx.parsing import parse
+    from portlint.cxx.preprocessor import hip_guarded_lines
+    from portlint.cxx.table import load_table
+    from portlint.cxx.unit import Unit
+    from portlint.textindex import LineIndex
+
+    # Undecodable bytes were read as lone surrogates; surrogateescape gives the bytes back.
+    data = source.text.encode("utf-8", "surrogateescape")
+    index = LineIndex(source.text)
+    hip_macros = catalog.table("cxx").get("guards", {}).get("hip_macros", ())
+    unit = Unit(
+        path=source.path,
+        suffix=os.path.splitext(source.path)[1].lower(),
+        data=data,
+        tree=parse(data, os.path.splitext(source.path)[1].lower()),
+        index=index,
+        catalog=catalog,
+        guarded=hip_guarded_lines(index.lines, hip_macros),
+    )
+    kernels = find_kernels(unit)
+    find_api_sites(unit, load_table(catalog))
+    report_kernels(unit, kernels)
+    find_hazards(unit, kernels)
+    return sorted(unit.findings, key=lambda f: (f.span, f.code))

@@ -1,0 +1,178 @@
+"""What every C++ check sees of one file, and how it reports.
+
+Checks find candidate text with a regular expression over the file's UTF-8 bytes and confirm it
+with the syntax tree (``node_at``): a regex pass costs little on files where nothing matches, and
+the tree says whether a hit is code, a comment or a string, and which construct it belongs to.
+Positions are tree-sitter byte offsets until ``span`` turns them into portlint's character columns.
+"""
+
+from __future__ import annotations
+
+import bisect
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+from tree_sitter import Node, Tree
+
+from portlint.catalog import Catalog
+from portlint.cxx.preprocessor import in_regions
+from portlint.model import Advice, Applicability, Edit, Finding, Fix, Severity, Span
+from portlint.textindex import LineIndex
+
+#: Leaf node types whose text is not code.
+NOT_CODE = frozenset(
+    {
+        "comment",
+        "string_literal",
+        "string_content",
+        "raw_string_literal",
+        "raw_string_content",
+        "raw_string_delimiter",
+        "char_literal",
+        "character",
+        "escape_sequence",
+        "system_lib_string",
+        "concatenated_string",
+    }
+)
+FUNCTION_KINDS = frozenset({"function_definition", "lambda_expression"})
+DEVICE_QUALIFIERS = frozenset({"__global__", "__device__"})
+
+
+@dataclass
+class Unit:
+    path: str
+    suffix: str
+    data: bytes
+    tree: Tree
+    index: LineIndex
+    catalog: Catalog
+    guarded: list[tuple[int, int]]
+    findings: list[Finding] = field(default_factory=list)
+    _reported: set[tuple[str, int, int]] = field(default_factory=set)
+    _line_starts: list[int] | None = None
+    _folded: bytes | None = None
+
+    # -- the tree ----------------------------------------------------------------------------
+
+    def node_at(self, start: int, end: int) -> Node:
+        return self.tree.root_node.descendant_for_byte_range(start, end)
+
+    def code_node(self, start: int, end: int) -> Node | None:
+        """The node for the token at ``start:end``, or None when the token is in a comment or a
+        string, or is only part of a longer token."""
+        node = self.node_at(start, end)
+        if node.type in NOT_CODE or _inside_not_code(node):
+            return None
+        # A leaf that covers more than the token: the hit is text inside it. preproc_arg holds a
+        # macro body as raw text, which is code; any other such leaf is not a token of its own.
+        covers_more = (node.start_byte, node.end_byte) != (start, end)
+        if node.child_count == 0 and covers_more and node.type != "preproc_arg":
+            return None
+        return node
+
+    def finditer(self, pattern: re.Pattern[bytes]):
+        return pattern.finditer(self.data)
+
+    def contains(self, *literals: bytes) -> bool:
+        """Whether any of ``literals`` occurs in the file: a substring search is far cheaper
+        than a regex scan, so each check first asks for the text it cannot do without."""
+        return any(literal in self.data for literal in literals)
+
+    def contains_folded(self, *literals: bytes) -> bool:
+        """``contains`` ignoring ASCII case (``literals`` in lower case)."""
+        if self._folded is None:
+            self._folded = self.data.lower()
+        return any(literal in self._folded for literal in literals)
+
+    def text(self, node: Node) -> str:
+        return self.data[node.start_byte : node.end_byte].decode("utf-8", "surrogateescape")
+
+    @staticmethod
+    def in_error(node: Node) -> bool:
+        current: Node | None = node
+        while current is not None:
+            if current.type == "ERROR" or current.is_missing:
+                return True
+            current = current.parent
+        return False
+
+    @staticmethod
+    def enclosing_function(node: Node) -> Node | None:
+        current = node.parent
+        while current is not None and current.type not in FUNCTION_KINDS:
+            current = current.parent
+        return current
+
+    def in_device_code(self, node: Node) -> bool:
+        """Inside a ``__global__`` or ``__device__`` function (``__host__ __device__`` too)."""
+        function = self.enclosing_function(node)
+        return function is not None and is_device_function(function)
+
+    # -- positions ---------------------------------------------------------------------------
+
+    def point(self, offset: int) -> tuple[int, int]:
+        """(1-based line, character column) of a byte offset."""
+        if self._line_starts is None:
+            self._line_starts = [0, *(m.end() for m in re.finditer(b"\n", self.data))]
+        row = bisect.bisect_right(self._line_starts, offset) - 1
+        line = row + 1
+        return line, self.index.char_column(line, offset - self._line_starts[row])
+
+    def span(self, start: int, end: int) -> Span:
+        return Span(*self.point(start), *self.point(end))
+
+    # -- reporting ---------------------------------------------------------------------------
+
+    def report(
+        self,
+        code: str,
+        start: int,
+        end: int,
+        message: str,
+        targets: Mapping[str, Advice] | None = None,
+        replacement: str | None = None,
+        node: Node | None = None,
+        severity: Severity | None = None,
+    ) -> None:
+        """A finding at bytes ``start:end``. ``replacement`` makes a rocm-only rename fix, dropped
+        when ``node`` sits in a region tree-sitter could not parse."""
+        key = (code, start, end)
+        if key in self._reported:
+            return
+        self._reported.add(key)
+        span = self.span(start, end)
+        if in_regions(span.line, self.guarded):
+            return
+        rule = self.catalog.rules[code]
+        chosen = dict(targets if targets is not None else rule.targets)
+        if chosen and all(advice.portable for advice in chosen.values()):
+            return
+        fix = None
+        if replacement is not None and not (node is not None and self.in_error(node)):
+            edit = Edit(span, replacement)
+            fix = Fix(Applicability.UNSAFE, (edit,), f"Replace with `{replacement}`", "rocm")
+        symbol = self.index.text(span.line, span.column, span.end_line, span.end_column)
+        self.findings.append(
+            Finding(
+                path=self.path,
+                span=span,
+                code=rule.code,
+                name=rule.name,
+                severity=severity or rule.severity,
+                message=message,
+                symbol=symbol,
+                targets=chosen,
+                fix=fix,
+            )
+        )
+
+
+def is_device_function(function: Node) -> bool:
+    return any(child.type in DEVICE_QUALIFIERS for child in function.children)
+
+
+def _inside_not_code(node: Node) -> bool:
+    parent = node.parent
+    return parent is not None and parent.type in NOT_CODE

@@ -1,0 +1,96 @@
+"""C++/CUDA analysis beyond the CHECK fixtures: the prefilter, lazy parser import, character
+columns in JSON, undecodable bytes, and the answers for targets without CUDA."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+from portlint.catalog import load_catalog
+from portlint.config import Settings
+from portlint.cxx.analyser import is_candidate
+from portlint.cxx.table import load_table
+from portlint.engine import lint_source, read_source
+from portlint.fix import FixPolicy, apply_fixes
+from portlint.writer import write_source
+from support import FIXTURES, ROOT, check_against_expected, describe_all, run_cli
+
+CXX = FIXTURES / "cxx"
+
+
+def test_prefilter_admits_every_name_of_the_table():
+    table = load_table(load_catalog())
+    # Device intrinsics only occur in __device__/__global__ code, which the prefilter admits.
+    missed = [n for n, e in table.names.items() if e.api != "device" and not is_candidate(n)]
+    assert missed == []
+    assert all(is_candidate(f"#include <{header}>") for header in table.headers)
+
+
+def test_prefilter_skips_plain_cpp():
+    assert not is_candidate((CXX / "plain.cpp").read_text(encoding="utf-8"))
+    assert is_candidate((CXX / "warp_hazards.cu").read_text(encoding="utf-8"))
+
+
+def test_files_without_cuda_text_import_no_parser(tmp_path):
+    (tmp_path / "plain.cpp").write_text((CXX / "plain.cpp").read_text(encoding="utf-8"))
+    script = (
+        "import sys\n"
+        "from portlint.cli import main\n"
+        f"status = main([{str(tmp_path)!r}, '--isolated', '-q'])\n"
+        "assert 'tree_sitter' not in sys.modules, 'tree_sitter was imported'\n"
+        "sys.exit(status)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr + done.stdout
+
+
+def test_json_columns_count_characters_on_non_ascii_lines():
+    status, out, _ = run_cli(
+        str(CXX / "non_ascii.cu"), "--isolated", "--target", "rocm", "--output-format", "json"
+    )
+    assert status == 1
+    lines = (CXX / "non_ascii.cu").read_text(encoding="utf-8").splitlines()
+    for item in json.loads(out):
+        line = lines[item["line"] - 1]
+        start = item["column"] - 1
+        assert line[start : start + len(item["symbol"])] == item["symbol"]
+    malloc = next(i for i in json.loads(out) if i["symbol"] == "cudaMalloc")
+    assert malloc["column"] == lines[malloc["line"] - 1].index("cudaMalloc") + 1
+    assert len(lines[malloc["line"] - 1].encode()) > len(lines[malloc["line"] - 1])
+
+
+def test_undecodable_bytes_are_kept_when_fixes_are_written(tmp_path):
+    path = tmp_path / "latin1.cu"
+    original = (CXX / "invalid_utf8.cu").read_bytes()
+    path.write_bytes(original)
+    source = read_source(path, "cxx")
+    findings = lint_source(source, "cxx", Settings()).findings
+    assert "PRT002" not in {f.code for f in findings}
+    fixed, applied = apply_fixes(source.text, findings, FixPolicy(unsafe=True, targets=("rocm",)))
+    assert len(applied) == 2
+    write_source(source, fixed)
+    expected = original.replace(b"<cuda_runtime.h>", b"<hip/hip_runtime.h>").replace(
+        b"{ cudaMalloc(", b"{ hipMalloc("
+    )
+    assert path.read_bytes() == expected
+
+
+def test_targets_without_cuda_get_host_sites_and_one_finding_per_kernel():
+    path = CXX / "runtime_driver.cu"
+    settings = Settings(targets=("npu",))
+    actual = describe_all(list(lint_source(read_source(path, "cxx"), "cxx", settings).findings))
+    check_against_expected(actual, CXX / "runtime_driver.npu.expected")
+
+
+def test_table_size_and_unsupported_share():
+    table = load_table(load_catalog())
+    unsupported = sum(1 for e in table.names.values() if not e.hip)
+    assert len(table.names) > 4000
+    assert 0.25 < unsupported / len(table.names) < 0.5
+    assert table.names["cudnnCreate"].hip == "miopenCreate" and table.names["cudnnCreate"].manual
+
+
+def test_rules_ship_in_the_package_data():
+    pyproject = (ROOT / "pyproject.toml").read_text(encoding="utf-8")
+    assert '"portlint.cxx"' in pyproject
