@@ -24,6 +24,7 @@ from portlint.discover import Walker
 from portlint.engine import lint_paths
 from portlint.output import FORMATS, render
 from portlint.output.report import Report
+from portlint.pipeline import BaselineError, GitError, ReviewOptions, insert_noqa, narrow, record
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 
@@ -74,7 +75,37 @@ def build_parser() -> argparse.ArgumentParser:
         "--no-respect-gitignore", action="store_true", help="lint files that .gitignore excludes"
     )
     parser.add_argument("-j", "--jobs", type=int, help="worker processes (default: CPU count)")
+    review = parser.add_argument_group("pull requests and legacy code")
+    review.add_argument(
+        "--diff-base",
+        metavar="REF",
+        help="report only findings on lines added since the merge base of REF and HEAD",
+    )
+    review.add_argument(
+        "--diff-mode",
+        choices=("added", "context", "file"),
+        help="with --diff-base: added lines (default), lines near a change, or changed files",
+    )
+    review.add_argument("--baseline", type=Path, metavar="FILE", help="hide findings in FILE")
+    review.add_argument(
+        "--update-baseline",
+        action="store_true",
+        help="write this run's findings to the --baseline FILE and exit 0",
+    )
+    review.add_argument(
+        "--add-noqa",
+        action="store_true",
+        help="add a suppression comment at every finding and exit 0",
+    )
     return parser
+
+
+def review_options(args: argparse.Namespace) -> ReviewOptions:
+    if args.diff_mode and not args.diff_base:
+        raise UsageError("--diff-mode needs --diff-base REF")
+    if args.update_baseline and args.baseline is None:
+        raise UsageError("--update-baseline needs --baseline FILE")
+    return ReviewOptions(args.diff_base, args.diff_mode or "added", args.baseline)
 
 
 def build_rule_parser() -> argparse.ArgumentParser:
@@ -122,19 +153,35 @@ def run_check(argv: Sequence[str]) -> int:
     for candidate in candidates:
         if candidate.language == "unknown":
             warn(f"{candidate.path}: not a file type portlint checks; skipped")
+    options = review_options(args)
     findings = []
     for result in lint_paths(candidates, settings, jobs=args.jobs):
         findings.extend(result.findings)
-    checked = sum(1 for c in candidates if c.language != "unknown")
+    linted = [c.path for c in candidates if c.language != "unknown"]
+    if args.update_baseline:
+        update = record(findings, linted, options)
+        counts = f"{update.added} new, {update.removed} removed"
+        info(f"{args.baseline}: {update.written} entries ({counts})")
+        return EXIT_CLEAN
+    findings = narrow(findings, options)
+    if args.add_noqa:
+        added = insert_noqa(findings)
+        for problem in added.problems:
+            warn(problem)
+        info(
+            f"Added {added.added} noqa directives to {added.files} files ({added.skipped} skipped)."
+        )
+        return EXIT_CLEAN
     stream, close = _open_output(args.output_file)
     try:
         report = Report(
             findings=findings,
             targets=settings.targets,
             catalog=catalog,
-            files_checked=checked,
+            files_checked=len(linted),
             terminal=stream.isatty() and "NO_COLOR" not in os.environ,
             show_statistics=args.statistics,
+            lines=options.lines,
         )
         render(args.output_format, report, stream)
     finally:
@@ -171,6 +218,10 @@ def run_rule(argv: Sequence[str]) -> int:
     return EXIT_CLEAN
 
 
+def info(message: str) -> None:
+    sys.stderr.write(f"portlint: {message}\n")
+
+
 def warn(message: str) -> None:
     sys.stderr.write(f"portlint: warning: {message}\n")
 
@@ -183,7 +234,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if argv[:1] == ["check"]:
             argv = argv[1:]
         return run_check(argv)
-    except (UsageError, ConfigError) as error:
+    except (UsageError, ConfigError, BaselineError, GitError) as error:
         sys.stderr.write(f"portlint: error: {error}\n")
         return EXIT_ERROR
     except KeyboardInterrupt:
