@@ -25,11 +25,14 @@ def run_git(args: list[str], cwd: Path | None = None) -> str:
     return done.stdout
 
 
-@functools.cache
 def repository_root(start: Path | None = None) -> Path:
     """The top of the git work tree around ``start`` (default: the current folder), or that
     folder itself outside a repository."""
-    folder = (start or Path.cwd()).resolve()
+    return _repository_root((start or Path.cwd()).resolve())
+
+
+@functools.cache
+def _repository_root(folder: Path) -> Path:
     try:
         top = run_git(["rev-parse", "--show-toplevel"], cwd=folder).strip()
     except GitError:

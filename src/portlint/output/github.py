@@ -85,10 +85,11 @@ def step_summary(report: Report) -> str:
     findings = report.sorted_findings()
     if not findings:
         return f"## portlint\n\nNo findings ({report.files_checked} files checked).\n"
+    files = len({f.path for f in findings})
     lines = [
         "## portlint",
         "",
-        f"{len(findings)} findings in {len({f.path for f in findings})} files "
+        f"{_plural(len(findings), 'finding')} in {_plural(files, 'file')} "
         f"({report.files_checked} checked).",
         "",
         "| rule | name | findings |",
@@ -109,6 +110,10 @@ def step_summary(report: Report) -> str:
     if len(findings) > SUMMARY_ROWS:
         lines.append(f"\n{len(findings) - SUMMARY_ROWS} more not listed.")
     return "\n".join(lines) + "\n"
+
+
+def _plural(count: int, word: str) -> str:
+    return f"{count} {word}{'s' if count != 1 else ''}"
 
 
 def _cell(text: str) -> str:
