@@ -22,9 +22,9 @@ from portlint.config import (
 )
 from portlint.discover import Walker
 from portlint.engine import lint_paths
+from portlint.model import Finding
 from portlint.output import FORMATS, render
 from portlint.output.report import Report
-from portlint.pipeline import BaselineError, GitError, ReviewOptions, insert_noqa, narrow, record
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 
@@ -100,12 +100,40 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def review_options(args: argparse.Namespace) -> ReviewOptions:
+def check_review_flags(args: argparse.Namespace) -> bool:
+    """Whether any pull-request or baseline flag is given (they need git and more imports)."""
     if args.diff_mode and not args.diff_base:
         raise UsageError("--diff-mode needs --diff-base REF")
     if args.update_baseline and args.baseline is None:
         raise UsageError("--update-baseline needs --baseline FILE")
-    return ReviewOptions(args.diff_base, args.diff_mode or "added", args.baseline)
+    return bool(args.diff_base or args.baseline or args.add_noqa)
+
+
+def run_review(
+    args: argparse.Namespace, findings: list[Finding], linted: list[Path]
+) -> tuple[list[Finding], int | None]:
+    """--update-baseline, --baseline, --diff-base, --add-noqa, in that order: the findings left
+    to report, and an exit status when the run ends here."""
+    from portlint import pipeline
+
+    options = pipeline.ReviewOptions(args.diff_base, args.diff_mode or "added", args.baseline)
+    try:
+        if args.update_baseline:
+            update = pipeline.record(findings, linted, options)
+            counts = f"{update.added} new, {update.removed} removed"
+            info(f"{args.baseline}: {update.written} entries ({counts})")
+            return findings, EXIT_CLEAN
+        findings = pipeline.narrow(findings, options)
+        if args.add_noqa:
+            added = pipeline.insert_noqa(findings)
+            for problem in added.problems:
+                warn(problem)
+            counts = f"{added.files} files ({added.skipped} skipped)"
+            info(f"Added {added.added} noqa directives to {counts}.")
+            return findings, EXIT_CLEAN
+    except (pipeline.BaselineError, pipeline.GitError) as error:
+        raise UsageError(str(error)) from None
+    return findings, None
 
 
 def build_rule_parser() -> argparse.ArgumentParser:
@@ -153,25 +181,15 @@ def run_check(argv: Sequence[str]) -> int:
     for candidate in candidates:
         if candidate.language == "unknown":
             warn(f"{candidate.path}: not a file type portlint checks; skipped")
-    options = review_options(args)
+    reviewing = check_review_flags(args)
     findings = []
     for result in lint_paths(candidates, settings, jobs=args.jobs):
         findings.extend(result.findings)
     linted = [c.path for c in candidates if c.language != "unknown"]
-    if args.update_baseline:
-        update = record(findings, linted, options)
-        counts = f"{update.added} new, {update.removed} removed"
-        info(f"{args.baseline}: {update.written} entries ({counts})")
-        return EXIT_CLEAN
-    findings = narrow(findings, options)
-    if args.add_noqa:
-        added = insert_noqa(findings)
-        for problem in added.problems:
-            warn(problem)
-        info(
-            f"Added {added.added} noqa directives to {added.files} files ({added.skipped} skipped)."
-        )
-        return EXIT_CLEAN
+    if reviewing:
+        findings, status = run_review(args, findings, linted)
+        if status is not None:
+            return status
     stream, close = _open_output(args.output_file)
     try:
         report = Report(
@@ -181,7 +199,6 @@ def run_check(argv: Sequence[str]) -> int:
             files_checked=len(linted),
             terminal=stream.isatty() and "NO_COLOR" not in os.environ,
             show_statistics=args.statistics,
-            lines=options.lines,
         )
         render(args.output_format, report, stream)
     finally:
@@ -234,7 +251,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if argv[:1] == ["check"]:
             argv = argv[1:]
         return run_check(argv)
-    except (UsageError, ConfigError, BaselineError, GitError) as error:
+    except (UsageError, ConfigError) as error:
         sys.stderr.write(f"portlint: error: {error}\n")
         return EXIT_ERROR
     except KeyboardInterrupt:

@@ -9,11 +9,9 @@ from __future__ import annotations
 
 import importlib
 import io
-import multiprocessing
 import os
 import tokenize
 from collections.abc import Callable, Iterable, Iterator
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -210,6 +208,10 @@ def run_jobs(
     if workers <= 1 or len(pending) < PARALLEL_THRESHOLD:
         yield from map(_lint_job, pending)
         return
+    # Imported here: a hook run on a few files never needs them (tens of ms of start-up).
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
     context = multiprocessing.get_context("fork" if os.name == "posix" else "spawn")
     with ProcessPoolExecutor(max_workers=workers, mp_context=context) as pool:
         yield from pool.map(_lint_job, pending, chunksize=max(1, len(pending) // (workers * 4)))
