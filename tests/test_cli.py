@@ -223,7 +223,13 @@ def test_suppressions(tmp_path):
     )
     write(tmp_path / "whole.py", "# portlint: noqa\nimport torch\ntorch.cuda.synchronize()\n")
     _, findings, _ = json_findings(".", cwd=tmp_path)
-    assert [(f["path"], f["line"]) for f in findings] == [("s.py", 5)]
+    # Line 5's noqa names a rule that does not fire there: the finding stays, and the
+    # suppression itself is reported as unused; so is line 6's PRT101.
+    assert [(f["path"], f["line"], f["code"]) for f in findings] == [
+        ("s.py", 5, "PRT201"),
+        ("s.py", 5, "PRT003"),
+        ("s.py", 6, "PRT003"),
+    ]
 
 
 def test_bad_input_does_not_stop_the_run(tmp_path):

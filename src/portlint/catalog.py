@@ -50,12 +50,16 @@ class Rule:
 
 
 def rules_dir() -> Path:
-    """The catalogue's folder: inside the installed package, or ``rules/`` of a checkout."""
-    # The wheel maps the top-level rules/ folder to portlint/rules/ (see pyproject.toml).
-    packaged = Path(__file__).resolve().parent / "rules"
-    if packaged.is_dir():
-        return packaged
-    return Path(__file__).resolve().parents[2] / "rules"
+    """The catalogue's folder: ``portlint/rules`` of an installed wheel, or ``rules/`` of a
+    checkout (editable installs)."""
+    # Not importlib.resources: rules/ has no __init__.py, and for such a namespace package
+    # Python 3.10 and 3.11 return a MultiplexedPath whose str() is not a path.
+    here = Path(__file__).resolve().parent
+    checkout = here.parents[1] / "rules"
+    for folder in (here / "rules", checkout):
+        if folder.is_dir() and any(folder.glob("*.toml")):
+            return folder
+    return checkout
 
 
 def parse_advice(raw: dict[str, Any]) -> Advice:

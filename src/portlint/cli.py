@@ -24,7 +24,7 @@ from portlint.config import (
 from portlint.discover import Walker
 from portlint.engine import lint_paths
 from portlint.fix import FixPolicy
-from portlint.model import SourceFile
+from portlint.model import Finding, SourceFile
 from portlint.output import FORMATS, render
 from portlint.output.report import Report
 from portlint.writer import FileChanged, write_source
@@ -88,7 +88,65 @@ def build_parser() -> argparse.ArgumentParser:
         "--diff", action="store_true", help="print the fixes as a unified diff; write nothing"
     )
     fixes.add_argument("--show-fixes", action="store_true", help="list what --fix changed")
+    review = parser.add_argument_group("pull requests and legacy code")
+    review.add_argument(
+        "--diff-base",
+        metavar="REF",
+        help="report only findings on lines added since the merge base of REF and HEAD",
+    )
+    review.add_argument(
+        "--diff-mode",
+        choices=("added", "context", "file"),
+        help="with --diff-base: added lines (default), lines near a change, or changed files",
+    )
+    review.add_argument("--baseline", type=Path, metavar="FILE", help="hide findings in FILE")
+    review.add_argument(
+        "--update-baseline",
+        action="store_true",
+        help="write this run's findings to the --baseline FILE and exit 0",
+    )
+    review.add_argument(
+        "--add-noqa",
+        action="store_true",
+        help="add a suppression comment at every finding and exit 0",
+    )
     return parser
+
+
+def check_review_flags(args: argparse.Namespace) -> bool:
+    """Whether any pull-request or baseline flag is given (they need git and more imports)."""
+    if args.diff_mode and not args.diff_base:
+        raise UsageError("--diff-mode needs --diff-base REF")
+    if args.update_baseline and args.baseline is None:
+        raise UsageError("--update-baseline needs --baseline FILE")
+    return bool(args.diff_base or args.baseline or args.add_noqa)
+
+
+def run_review(
+    args: argparse.Namespace, findings: list[Finding], linted: list[Path]
+) -> tuple[list[Finding], int | None]:
+    """--update-baseline, --baseline, --diff-base, --add-noqa, in that order: the findings left
+    to report, and an exit status when the run ends here."""
+    from portlint import pipeline
+
+    options = pipeline.ReviewOptions(args.diff_base, args.diff_mode or "added", args.baseline)
+    try:
+        if args.update_baseline:
+            update = pipeline.record(findings, linted, options)
+            counts = f"{update.added} new, {update.removed} removed"
+            info(f"{args.baseline}: {update.written} entries ({counts})")
+            return findings, EXIT_CLEAN
+        findings = pipeline.narrow(findings, options)
+        if args.add_noqa:
+            added = pipeline.insert_noqa(findings)
+            for problem in added.problems:
+                warn(problem)
+            counts = f"{added.files} files ({added.skipped} skipped)"
+            info(f"Added {added.added} noqa directives to {counts}.")
+            return findings, EXIT_CLEAN
+    except (pipeline.BaselineError, pipeline.GitError) as error:
+        raise UsageError(str(error)) from None
+    return findings, None
 
 
 def build_rule_parser() -> argparse.ArgumentParser:
@@ -165,14 +223,18 @@ def run_check(argv: Sequence[str]) -> int:
         if fixed:
             sys.stderr.write(f"Would fix {len(fixed)} finding{'s' if len(fixed) != 1 else ''}.\n")
         return EXIT_FINDINGS if fixed else EXIT_CLEAN
-    checked = sum(1 for c in candidates if c.language != "unknown")
+    linted = [c.path for c in candidates if c.language != "unknown"]
+    if check_review_flags(args):
+        findings, status = run_review(args, findings, linted)
+        if status is not None:
+            return status
     stream, close = _open_output(args.output_file)
     try:
         report = Report(
             findings=findings,
             targets=settings.targets,
             catalog=catalog,
-            files_checked=checked,
+            files_checked=len(linted),
             terminal=stream.isatty() and "NO_COLOR" not in os.environ,
             show_statistics=args.statistics,
             fixed=fixed,
@@ -221,6 +283,10 @@ def run_rule(argv: Sequence[str]) -> int:
         raise UsageError(f"unknown rule {args.code!r}; see `portlint rule --all`")
     sys.stdout.write(ruledoc.rule_page(rule, catalog, args.output_format))
     return EXIT_CLEAN
+
+
+def info(message: str) -> None:
+    sys.stderr.write(f"portlint: {message}\n")
 
 
 def warn(message: str) -> None:

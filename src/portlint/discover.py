@@ -7,11 +7,13 @@ import os
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-
-import pathspec
+from typing import TYPE_CHECKING
 
 from portlint.config import Settings
 from portlint.deploy.files import deploy_language
+
+if TYPE_CHECKING:
+    import pathspec
 
 #: Folder names never entered unless given explicitly (virtual environments, build output,
 #: vendored code and vendored CUDA SDK headers).
@@ -68,7 +70,7 @@ class Walker:
         self.settings = settings
         self.respect_gitignore = respect_gitignore
         patterns = (*settings.exclude, *settings.extend_exclude)
-        self.exclude = pathspec.GitIgnoreSpec.from_lines(patterns) if patterns else None
+        self.exclude = _gitignore_spec(patterns) if patterns else None
         self._ignore_cache: dict[Path, pathspec.GitIgnoreSpec | None] = {}
 
     def is_excluded(self, path: Path, is_dir: bool) -> bool:
@@ -98,7 +100,7 @@ class Walker:
             if ignore_file.is_file():
                 try:
                     lines = ignore_file.read_text(encoding="utf-8", errors="replace").splitlines()
-                    spec = pathspec.GitIgnoreSpec.from_lines(lines)
+                    spec = _gitignore_spec(lines)
                 except OSError:
                     spec = None
             self._ignore_cache[folder] = spec
@@ -129,6 +131,13 @@ class Walker:
                     continue
                 seen.add(full)
                 yield Candidate(shown / full.relative_to(absolute), language)
+
+
+def _gitignore_spec(lines: list[str] | tuple[str, ...]) -> pathspec.GitIgnoreSpec:
+    # Imported on first use: a hook run on named files without excludes never needs it.
+    import pathspec
+
+    return pathspec.GitIgnoreSpec.from_lines(lines)
 
 
 def matches_glob(path: str, pattern: str) -> bool:

@@ -9,11 +9,9 @@ from __future__ import annotations
 
 import importlib
 import io
-import multiprocessing
 import os
 import tokenize
 from collections.abc import Callable, Iterable, Iterator
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -22,11 +20,19 @@ from portlint.config import Settings
 from portlint.discover import Candidate, matches_glob
 from portlint.fix import MAX_ROUNDS, FixPolicy, apply_fixes
 from portlint.model import FileResult, Finding, SourceFile, Span
-from portlint.suppress import apply_suppressions
+from portlint.suppress import (
+    UNUSED_SUPPRESSION,
+    check_suppressions,
+    may_hold_suppressions,
+    unused_suppressions,
+)
 
 #: Below this many files to parse, worker processes cost more than they save.
 PARALLEL_THRESHOLD = 12
 BINARY_SNIFF = 8192
+#: Findings about the input itself: with them present, no suppression can be judged unused.
+INPUT_PROBLEMS = ("PRT001", "PRT002")
+PYTHON_SUFFIXES = (".py", ".pyi")
 
 
 @dataclass(frozen=True)
@@ -148,24 +154,54 @@ def analyse_source(
 def select_findings(
     findings: Iterable[Finding], source: SourceFile, settings: Settings
 ) -> tuple[Finding, ...]:
-    """Apply rule selection, per-file ignores, suppression comments and the target filter."""
+    """Apply rule selection, per-file ignores, suppression comments and the target filter, and
+    report the suppression comments that matched nothing."""
     ignored = tuple(
         code
         for pattern, codes in settings.per_file_ignores.items()
         if matches_glob(_config_relative(source.path, settings), pattern)
         for code in codes
     )
-    kept = []
-    for finding in findings:
-        if not settings.is_enabled(finding.code):
-            continue
-        if any(finding.code.startswith(code) or code == "ALL" for code in ignored):
-            continue
-        narrowed = finding.for_targets(settings.targets)
-        if narrowed is not None:
-            kept.append(narrowed)
-    kept = apply_suppressions(kept, source.text)
+    selected = [
+        finding
+        for finding in findings
+        if settings.is_enabled(finding.code)
+        and not any(finding.code.startswith(code) or code == "ALL" for code in ignored)
+    ]
+    # Suppressions are matched before the target filter: a comment that silences a finding
+    # for a target this run does not ask about is still in use.
+    check = check_suppressions(selected, source.text)
+    kept = [n for n in (f.for_targets(settings.targets) for f in check.kept) if n is not None]
+    unused = unused_suppression_findings(source, check.used, selected, settings)
+    kept.extend(unused)
     return tuple(sorted(kept, key=lambda f: (f.span, f.code)))
+
+
+def unused_suppression_findings(
+    source: SourceFile, used: set[tuple[int, str]], selected: list[Finding], settings: Settings
+) -> list[Finding]:
+    if not settings.is_enabled(UNUSED_SUPPRESSION) or not may_hold_suppressions(source.text):
+        return []
+    if any(f.code in INPUT_PROBLEMS for f in selected):
+        return []
+    catalog = load_catalog()
+    rule = catalog.rules[UNUSED_SUPPRESSION]
+
+    def enabled(prefix: str) -> bool:
+        return any(settings.is_enabled(code) for code in catalog.rules if code.startswith(prefix))
+
+    python = Path(source.path).suffix.lower() in PYTHON_SUFFIXES
+    found = []
+    for suppression, codes in unused_suppressions(source.text, used, enabled, python):
+        what = ", ".join(codes) if all(codes) else "it"
+        span = Span(suppression.line, suppression.column, suppression.line, suppression.end_column)
+        message = f"unused suppression `{suppression.text}`: {what} matches no finding on this line"
+        found.append(
+            Finding(
+                source.path, span, rule.code, rule.name, rule.severity, message, suppression.text
+            )
+        )
+    return found
 
 
 def _config_relative(path: str, settings: Settings) -> str:
@@ -261,7 +297,9 @@ def lint_paths(
         if analyser.load(analyser.candidate)(source.text):
             pending.append((source, candidate.language, settings, fixing))
         else:
-            yield FileResult(source.path)
+            # No rule can fire, so every portlint suppression in the file is unused; finding
+            # them needs the text only, no parser.
+            yield FileResult(source.path, select_findings((), source, settings))
     yield from run_jobs(pending, jobs)
 
 
@@ -270,6 +308,10 @@ def run_jobs(pending: list[tuple], jobs: int | None) -> Iterator[FileResult]:
     if workers <= 1 or len(pending) < PARALLEL_THRESHOLD:
         yield from map(_lint_job, pending)
         return
+    # Imported here: a hook run on a few files never needs them (tens of ms of start-up).
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
     context = multiprocessing.get_context("fork" if os.name == "posix" else "spawn")
     with ProcessPoolExecutor(max_workers=workers, mp_context=context) as pool:
         yield from pool.map(_lint_job, pending, chunksize=max(1, len(pending) // (workers * 4)))

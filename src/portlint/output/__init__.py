@@ -16,6 +16,14 @@ FORMATS = {
     "full": "portlint.output.text",
     "concise": "portlint.output.concise",
     "json": "portlint.output.json_format",
+    "json-lines": "portlint.output.json_lines",
+    "grouped": "portlint.output.grouped",
+    "github": "portlint.output.github",
+    "sarif": "portlint.output.sarif",
+    "rdjson": "portlint.output.rdjson",
+    "rdjsonl": "portlint.output.rdjsonl",
+    "gitlab": "portlint.output.gitlab",
+    "junit": "portlint.output.junit",
 }
 
 

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import functools
 from collections import Counter
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from portlint.catalog import Catalog
+from portlint.fingerprint import Key, SourceLines, finding_keys
 from portlint.model import Advice, Finding, Status
 
 
@@ -23,6 +26,28 @@ class Report:
     show_fixes: bool = False
     #: Findings only: no summary table, no closing line.
     quiet: bool = False
+    #: The folder CI formats give paths relative to; found with git on first use when not set.
+    root: Path | None = None
+    lines: SourceLines = field(default_factory=SourceLines)
+
+    @functools.cached_property
+    def repository_root(self) -> Path:
+        from portlint.repo import repository_root
+
+        return self.root.resolve() if self.root else repository_root()
+
+    def relative_path(self, path: str) -> str:
+        """The path as CI systems show it: relative to the repository root, forward slashes."""
+        from portlint.repo import relative_path
+
+        return relative_path(path, self.repository_root)
+
+    def line_text(self, finding: Finding, line: int | None = None) -> str:
+        return self.lines.line(finding.path, finding.span.line if line is None else line)
+
+    def keyed_findings(self) -> list[tuple[Finding, Key]]:
+        """Findings in file order with their line-number-free keys (see ``fingerprint``)."""
+        return finding_keys(self.findings, self.lines, self.relative_path)
 
     def sorted_findings(self) -> list[Finding]:
         return sorted(self.findings, key=lambda f: (f.path, f.span, f.code))

@@ -1,0 +1,72 @@
+"""Naming a finding without its line number, so that the name survives unrelated edits.
+
+A finding is identified by its rule, its file, a hash of its source line with whitespace
+normalised, and its occurrence: the how-many-th finding of that rule on an identical line in that
+file. The baseline stores these keys, SARIF carries them as ``primaryLocationLineHash``, and the
+GitLab report derives its fingerprints from them.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from portlint.model import Finding
+from portlint.textindex import LineIndex
+
+
+@dataclass(frozen=True, order=True)
+class Key:
+    code: str
+    path: str
+    line_hash: str
+    occurrence: int
+
+
+def normalise(line: str) -> str:
+    """The line with indentation and runs of whitespace collapsed: re-indenting keeps the key."""
+    return " ".join(line.split())
+
+
+def line_hash(line: str) -> str:
+    import hashlib  # only CI formats and baselines hash: keep it off the hook's start-up
+
+    return hashlib.sha256(normalise(line).encode("utf-8", "surrogateescape")).hexdigest()[:16]
+
+
+@dataclass
+class SourceLines:
+    """Source lines of reported files, read once each, decoded as the linter decoded them."""
+
+    _files: dict[str, LineIndex] = field(default_factory=dict)
+
+    def line(self, path: str, number: int) -> str:
+        if path not in self._files:
+            self._files[path] = LineIndex(_read_text(path))
+        return self._files[path].line(number)
+
+
+def _read_text(path: str) -> str:
+    from portlint.discover import language_of
+    from portlint.engine import UnreadableFile, read_source
+
+    try:
+        return read_source(Path(path), language_of(Path(path)) or "unknown").text
+    except UnreadableFile:
+        return ""
+
+
+def finding_keys(
+    findings: list[Finding], lines: SourceLines, display_path=lambda path: path
+) -> list[tuple[Finding, Key]]:
+    """Each finding with its key, in file order (occurrences count in that order)."""
+    seen: Counter = Counter()
+    keyed = []
+    for finding in sorted(findings, key=lambda f: (f.path, f.span, f.code)):
+        path = display_path(finding.path)
+        digest = line_hash(lines.line(finding.path, finding.span.line))
+        occurrence = seen[(finding.code, path, digest)]
+        seen[(finding.code, path, digest)] += 1
+        keyed.append((finding, Key(finding.code, path, digest, occurrence)))
+    return keyed
