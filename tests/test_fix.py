@@ -162,3 +162,45 @@ def test_local_name_hiding_the_device_gets_no_fix(tmp_path):
     fix = findings[0].fix
     # The module's device gets another name, since a parameter hides DEVICE in f.
     assert fix is None or "DEVICE" not in fix.edits[0].content
+
+
+def test_portable_code_is_left_alone():
+    path = FIXTURES / "python" / "multi_vendor.py"
+    text = path.read_text(encoding="utf-8")
+    assert fix_text(path, text) == (text, 0)
+
+
+def test_guarded_code_gets_the_same_generic_rewrites(tmp_path):
+    path = tmp_path / "guarded.py"
+    text = (
+        "import torch\n\n"
+        "if torch.cuda.is_available():\n"
+        "    torch.cuda.synchronize()\n"
+        'dev = torch.device("cuda" if torch.cuda.is_available() else "cpu")\n'
+    )
+    fixed, _ = fix_text(path, text)
+    # The module-level device selection is the module's device: it is kept, made generic.
+    assert fixed == (
+        "import torch\n\n"
+        "if torch.accelerator.is_available():\n"
+        "    torch.accelerator.synchronize()\n"
+        "dev = torch.accelerator.current_accelerator() if torch.accelerator.is_available()"
+        ' else torch.device("cpu")\n'
+    )
+
+
+def test_module_code_above_the_device_variable_gets_no_fix(tmp_path):
+    path = tmp_path / "early.py"
+    text = (
+        "import torch\n\n"
+        "x = torch.ones(2).cuda()\n"
+        'device = torch.device("cuda" if torch.cuda.is_available() else "cpu")\n'
+        "y = torch.ones(2).cuda()\n"
+    )
+    fixed, _ = fix_text(path, text)
+    assert fixed.splitlines()[2:] == [
+        "x = torch.ones(2).cuda()",
+        "device = torch.accelerator.current_accelerator() if torch.accelerator.is_available()"
+        ' else torch.device("cpu")',
+        "y = torch.ones(2).to(device)",
+    ]

@@ -20,6 +20,7 @@ from portlint.config import (
     load_settings,
     parse_selectors,
     parse_targets,
+    with_inferred_min_torch,
 )
 from portlint.discover import Walker
 from portlint.engine import lint_paths
@@ -178,7 +179,8 @@ def resolve_settings(args: argparse.Namespace) -> Settings:
         changes["extend_select"] = settings.extend_select + parse_selectors(
             args.extend_select, "--extend-select"
         )
-    return replace(settings, **changes)
+    settings = replace(settings, **changes)
+    return settings if args.isolated else with_inferred_min_torch(settings)
 
 
 def run_check(argv: Sequence[str]) -> int:

@@ -39,6 +39,9 @@ class Settings:
     extend_exclude: tuple[str, ...] = ()
     per_file_ignores: dict[str, tuple[str, ...]] = field(default_factory=dict)
     min_torch: str = DEFAULT_MIN_TORCH
+    #: Where ``min_torch`` came from: "default", the config file, or the torch requirement it
+    #: was inferred from.
+    min_torch_from: str = "default"
     #: The file the settings came from, if any; relative patterns are taken from its folder.
     config_path: Path | None = None
 
@@ -51,6 +54,19 @@ class Settings:
 
     def min_torch_tuple(self) -> tuple[int, ...]:
         return version_tuple(self.min_torch)
+
+
+def with_inferred_min_torch(settings: Settings) -> Settings:
+    """Settings whose ``min-torch``, when no configuration sets it, is the project's torch pin."""
+    if settings.min_torch_from != "default":
+        return settings
+    from portlint.torch_pin import infer_min_torch
+
+    inferred = infer_min_torch(settings.root)
+    if inferred is None:
+        return settings
+    version, where = inferred
+    return replace(settings, min_torch=version, min_torch_from=where)
 
 
 def version_tuple(text: str) -> tuple[int, ...]:
@@ -113,6 +129,7 @@ def apply_table(settings: Settings, table: dict[str, Any], source: str) -> Setti
                     f"{source}: 'min-torch' must be a version string such as \"2.6\", got {value!r}"
                 )
             changes[attribute] = value
+            changes["min_torch_from"] = source
     return replace(settings, **changes)
 
 

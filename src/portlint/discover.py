@@ -37,7 +37,13 @@ DEFAULT_EXCLUDES = (
     "third-party",
     "thirdparty",
     "external",
+    "vendor",
+    # Vendored NVIDIA libraries and SDK samples: their CUDA code is not the project's to port.
     "cuda-samples",
+    "cutlass",
+    "cccl",
+    "cub",
+    "thrust",
 )
 
 #: File suffix -> language name. Analysers register by language name.

@@ -25,6 +25,8 @@ class ModuleLayout:
     #: An existing module-level device variable: its name, and its value when it must be rewritten.
     device_name: str | None
     device_value: ast.expr | None
+    #: The line of that variable's assignment: module-level code above it cannot use it.
+    device_line: int
     #: Where the device definition goes: (line, column) of the start of the line after the imports.
     insert_at: tuple[int, int]
     bound_names: frozenset[str]
@@ -75,7 +77,7 @@ def _insertion_point(tree: ast.Module) -> tuple[int, int]:
 def layout_of(tree: ast.Module, is_device_selection) -> ModuleLayout:
     bindings = _top_level_bindings(tree)
     by_value = {qualified: local for local, qualified in bindings.items() if qualified}
-    device_name, device_value = None, None
+    device_name, device_value, device_line = None, None, 0
     for statement in tree.body:
         if (
             isinstance(statement, ast.Assign)
@@ -86,12 +88,14 @@ def layout_of(tree: ast.Module, is_device_selection) -> ModuleLayout:
             if verdict is not None:
                 device_name = statement.targets[0].id
                 device_value = statement.value if verdict == "rewrite" else None
+                device_line = statement.lineno
                 break
     return ModuleLayout(
         torch_name=by_value.get("torch"),
         distributed_name=by_value.get("torch.distributed"),
         device_name=device_name,
         device_value=device_value,
+        device_line=device_line,
         insert_at=_insertion_point(tree),
         bound_names=frozenset(bindings),
     )
@@ -194,6 +198,10 @@ class FixBuilder:
     ) -> Fix | None:
         if not self.names_usable_at(self.device, self.torch):
             return None
+        at_module_level = len(self.ctx.resolver.scopes) == 1
+        uses_device = shared and edits
+        if uses_device and at_module_level and edits[0].span.line < self.layout.device_line:
+            return None  # the module's device variable is assigned further down
         all_edits = tuple(edits) + (self.shared_edits() if shared else ())
         applicability = Applicability.UNSAFE if unsafe else Applicability.SAFE
         return Fix(applicability, all_edits, description)
