@@ -126,7 +126,9 @@ class Analyser(ast.NodeVisitor):
         self.ctx.resolver.bind_import(node)
 
     def visit_FunctionDef(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
-        self.visit_many([*node.decorator_list, *node.args.defaults, *node.args.kw_defaults])
+        # kw_defaults holds None for a keyword-only argument without a default.
+        defaults = [d for d in node.args.kw_defaults if d is not None]
+        self.visit_many([*node.decorator_list, *node.args.defaults, *defaults])
         if node.returns:
             self.visit(node.returns)
         self.ctx.resolver.push(function_locals(node))
