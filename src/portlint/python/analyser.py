@@ -34,6 +34,7 @@ from portlint.python.guards import (
     ifexp_chain,
 )
 from portlint.python.names import function_locals
+from portlint.python.tree import child_nodes, walk
 from portlint.textindex import LineIndex
 
 Check = Callable[[ast.AST, Context], None]
@@ -105,6 +106,10 @@ def is_candidate(text: str) -> bool:
     )
 
 
+#: Node type -> the Analyser method that walks it.
+VISITORS: dict[type, Callable[[Analyser, ast.AST], None]] = {}
+
+
 class Analyser(ast.NodeVisitor):
     def __init__(self, ctx: Context) -> None:
         self.ctx = ctx
@@ -118,13 +123,21 @@ class Analyser(ast.NodeVisitor):
 
     def visit(self, node: ast.AST) -> None:
         self.ctx.guards[id(node)] = self.guard
-        for check in CHECKS.get(type(node), ()):
+        kind = type(node)
+        for check in CHECKS.get(kind, ()):
             check(node, self.ctx)
-        method = getattr(self, "visit_" + node.__class__.__name__, None)
-        if method is not None:
-            method(node)
-        else:
-            self.generic_visit(node)
+        visitor = VISITORS.get(kind)
+        if visitor is None:  # looked up once per node type, not once per node
+            visitor = getattr(Analyser, "visit_" + kind.__name__, Analyser.generic_visit)
+            VISITORS[kind] = visitor
+        visitor(self, node)
+
+    def generic_visit(self, node: ast.AST) -> None:
+        for child in child_nodes(node):
+            self.visit(child)
+
+    # ast.NodeVisitor's visit_Constant only looks for the visit_Num/visit_Str of old Pythons.
+    visit_Constant = generic_visit
 
     def visit_many(self, nodes: list[ast.AST]) -> None:
         for node in nodes:
@@ -234,7 +247,7 @@ class Analyser(ast.NodeVisitor):
         catches_import = any(_catches_import_error(handler) for handler in node.handlers)
         if catches_import:
             for child in node.body:
-                for inner in ast.walk(child):
+                for inner in walk(child):
                     if isinstance(inner, ast.Import | ast.ImportFrom):
                         self.ctx.import_fallbacks.add(id(inner))
         self.generic_visit(node)

@@ -11,6 +11,8 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass, field
 
+from portlint.python.tree import child_nodes
+
 #: Bound in a scope, but not to a module or object we know.
 UNKNOWN = None
 
@@ -73,14 +75,17 @@ def _binds_own_name(node: ast.AST) -> bool:
     return isinstance(node, ast.ExceptHandler) and node.name is not None
 
 
+NEW_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+
+
 def _walk_same_scope(node: ast.AST):
     """ast.walk that does not enter nested functions, lambdas or classes (their own scopes)."""
     stack = [node]
     while stack:
         current = stack.pop()
         yield current
-        for child in ast.iter_child_nodes(current):
-            if isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+        for child in child_nodes(current):
+            if isinstance(child, NEW_SCOPES):
                 yield child  # the definition binds its name here; its body is another scope
                 stack.extend(child.decorator_list)
             elif isinstance(child, ast.Lambda):
