@@ -9,19 +9,21 @@ from __future__ import annotations
 
 import importlib
 import io
-import multiprocessing
 import os
 import tokenize
 from collections.abc import Callable, Iterable, Iterator
-from concurrent.futures import Future, ProcessPoolExecutor, as_completed
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from portlint.catalog import Catalog, load_catalog
 from portlint.config import Settings
 from portlint.discover import Candidate, matches_glob
 from portlint.model import FileResult, Finding, SourceFile, Span
 from portlint.suppress import apply_suppressions
+
+if TYPE_CHECKING:
+    from concurrent.futures import Future, ProcessPoolExecutor
 
 #: Below this many files to parse, worker processes cost more than they save.
 PARALLEL_THRESHOLD = 12
@@ -192,8 +194,7 @@ class JobRunner:
         else:
             self.waiting.append(job)
             if len(self.waiting) >= PARALLEL_THRESHOLD:
-                context = multiprocessing.get_context("fork" if os.name == "posix" else "spawn")
-                self.pool = ProcessPoolExecutor(max_workers=self.workers, mp_context=context)
+                self.pool = _start_pool(self.workers)
                 self.futures = [self.pool.submit(_lint_job, waiting) for waiting in self.waiting]
                 self.waiting = []
 
@@ -201,5 +202,17 @@ class JobRunner:
         """What is still to come: the few files too few for workers, then the workers' results."""
         yield from map(_lint_job, self.waiting)
         self.waiting = []
-        for future in as_completed(self.futures):
-            yield future.result()
+        if self.futures:
+            from concurrent.futures import as_completed
+
+            for future in as_completed(self.futures):
+                yield future.result()
+
+
+def _start_pool(workers: int) -> ProcessPoolExecutor:
+    # Imported here: a run that parses a handful of files never needs them.
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    context = multiprocessing.get_context("fork" if os.name == "posix" else "spawn")
+    return ProcessPoolExecutor(max_workers=workers, mp_context=context)
