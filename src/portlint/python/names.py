@@ -41,6 +41,20 @@ def import_bindings(node: ast.Import | ast.ImportFrom) -> dict[str, str]:
     return bindings
 
 
+#: The node types that can bind a name in a function.
+BINDING_NODES = (
+    ast.Name,
+    ast.Import,
+    ast.ImportFrom,
+    ast.FunctionDef,
+    ast.AsyncFunctionDef,
+    ast.ClassDef,
+    ast.ExceptHandler,
+    ast.Global,
+    ast.Nonlocal,
+)
+
+
 def function_locals(node: ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda) -> Scope:
     """The names a function binds, with qualified names for the ones it imports."""
     scope = Scope()
@@ -57,6 +71,8 @@ def function_locals(node: ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda) -
     body = node.body if isinstance(node.body, list) else [node.body]
     for statement in body:
         for child in _walk_same_scope(statement):
+            if not isinstance(child, BINDING_NODES):
+                continue  # most nodes: tested once, not against every branch below
             if isinstance(child, ast.Name) and isinstance(child.ctx, ast.Store | ast.Del):
                 scope.bindings.setdefault(child.id, UNKNOWN)
             elif isinstance(child, ast.Import | ast.ImportFrom):
