@@ -14,6 +14,7 @@ import tokenize
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from portlint.catalog import Catalog, load_catalog
 from portlint.config import Settings
@@ -26,6 +27,9 @@ from portlint.suppress import (
     may_hold_suppressions,
     unused_suppressions,
 )
+
+if TYPE_CHECKING:
+    from concurrent.futures import Future, ProcessPoolExecutor
 
 #: Below this many files to parse, worker processes cost more than they save.
 PARALLEL_THRESHOLD = 12
@@ -283,35 +287,76 @@ def lint_paths(
 ) -> Iterator[FileResult]:
     """Results for every candidate file: clean files too, in no particular order."""
     catalog = load_catalog()
-    pending: list[tuple[SourceFile, str, Settings, FixPolicy | None]] = []
-    for candidate in candidates:
-        analyser = ANALYSERS.get(candidate.language)
-        if analyser is None:
-            continue
-        try:
-            source = read_source(candidate.path, candidate.language)
-        except UnreadableFile as error:
-            finding = unreadable_finding(str(candidate.path), str(error), catalog)
-            yield FileResult(str(candidate.path), (finding,), error=str(error))
-            continue
-        if analyser.load(analyser.candidate)(source.text):
-            pending.append((source, candidate.language, settings, fixing))
+    with JobRunner(jobs) as runner:
+        for candidate in candidates:
+            analyser = ANALYSERS.get(candidate.language)
+            if analyser is None:
+                continue
+            try:
+                source = read_source(candidate.path, candidate.language)
+            except UnreadableFile as error:
+                finding = unreadable_finding(str(candidate.path), str(error), catalog)
+                yield FileResult(str(candidate.path), (finding,), error=str(error))
+                continue
+            if analyser.load(analyser.candidate)(source.text):
+                yield from runner.submit((source, candidate.language, settings, fixing))
+            else:
+                # No rule can fire, so every portlint suppression in the file is unused; finding
+                # them needs the text only, no parser.
+                yield FileResult(source.path, select_findings((), source, settings))
+        yield from runner.results()
+
+
+class JobRunner:
+    """Parses files in this process, or in worker processes once there are enough of them.
+
+    Files are handed to the workers one at a time as the prefilter finds them, so parsing starts
+    while the rest of the tree is still being read, and a worker that drew a large file does not
+    hold up a batch of small ones.
+    """
+
+    def __init__(self, jobs: int | None) -> None:
+        self.workers = jobs if jobs is not None else (os.cpu_count() or 1)
+        self.waiting: list[tuple[SourceFile, str, Settings, FixPolicy | None]] = []
+        self.pool: ProcessPoolExecutor | None = None
+        self.futures: list[Future[FileResult]] = []
+
+    def __enter__(self) -> JobRunner:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        if self.pool is not None:
+            self.pool.shutdown(cancel_futures=True)
+
+    def submit(
+        self, job: tuple[SourceFile, str, Settings, FixPolicy | None]
+    ) -> Iterator[FileResult]:
+        if self.workers <= 1:
+            yield _lint_job(job)
+        elif self.pool is not None:
+            self.futures.append(self.pool.submit(_lint_job, job))
         else:
-            # No rule can fire, so every portlint suppression in the file is unused; finding
-            # them needs the text only, no parser.
-            yield FileResult(source.path, select_findings((), source, settings))
-    yield from run_jobs(pending, jobs)
+            self.waiting.append(job)
+            if len(self.waiting) >= PARALLEL_THRESHOLD:
+                self.pool = _start_pool(self.workers)
+                self.futures = [self.pool.submit(_lint_job, waiting) for waiting in self.waiting]
+                self.waiting = []
+
+    def results(self) -> Iterator[FileResult]:
+        """What is still to come: the few files too few for workers, then the workers' results."""
+        yield from map(_lint_job, self.waiting)
+        self.waiting = []
+        if self.futures:
+            from concurrent.futures import as_completed
+
+            for future in as_completed(self.futures):
+                yield future.result()
 
 
-def run_jobs(pending: list[tuple], jobs: int | None) -> Iterator[FileResult]:
-    workers = jobs if jobs is not None else (os.cpu_count() or 1)
-    if workers <= 1 or len(pending) < PARALLEL_THRESHOLD:
-        yield from map(_lint_job, pending)
-        return
-    # Imported here: a hook run on a few files never needs them (tens of ms of start-up).
+def _start_pool(workers: int) -> ProcessPoolExecutor:
+    # Imported here: a run that parses a handful of files never needs them.
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor
 
     context = multiprocessing.get_context("fork" if os.name == "posix" else "spawn")
-    with ProcessPoolExecutor(max_workers=workers, mp_context=context) as pool:
-        yield from pool.map(_lint_job, pending, chunksize=max(1, len(pending) // (workers * 4)))
+    return ProcessPoolExecutor(max_workers=workers, mp_context=context)

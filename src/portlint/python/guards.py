@@ -12,6 +12,8 @@ import ast
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from portlint.python.tree import walk
+
 #: Qualified names whose truth means "an NVIDIA (or ROCm) GPU is here".
 CUDA_CHECKS = frozenset(
     {
@@ -126,7 +128,7 @@ def handled_targets(
 ) -> frozenset[str]:
     """Targets that a branch test, or a fallback value, takes care of."""
     handled: set[str] = set()
-    for node in ast.walk(expr):
+    for node in walk(expr):
         if isinstance(node, ast.Constant) and isinstance(node.value, str):
             device = node.value.split(":")[0]
             if device in markers:

@@ -11,6 +11,8 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass, field
 
+from portlint.python.tree import child_nodes
+
 #: Bound in a scope, but not to a module or object we know.
 UNKNOWN = None
 
@@ -39,6 +41,20 @@ def import_bindings(node: ast.Import | ast.ImportFrom) -> dict[str, str]:
     return bindings
 
 
+#: The node types that can bind a name in a function.
+BINDING_NODES = (
+    ast.Name,
+    ast.Import,
+    ast.ImportFrom,
+    ast.FunctionDef,
+    ast.AsyncFunctionDef,
+    ast.ClassDef,
+    ast.ExceptHandler,
+    ast.Global,
+    ast.Nonlocal,
+)
+
+
 def function_locals(node: ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda) -> Scope:
     """The names a function binds, with qualified names for the ones it imports."""
     scope = Scope()
@@ -55,6 +71,8 @@ def function_locals(node: ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda) -
     body = node.body if isinstance(node.body, list) else [node.body]
     for statement in body:
         for child in _walk_same_scope(statement):
+            if not isinstance(child, BINDING_NODES):
+                continue  # most nodes: tested once, not against every branch below
             if isinstance(child, ast.Name) and isinstance(child.ctx, ast.Store | ast.Del):
                 scope.bindings.setdefault(child.id, UNKNOWN)
             elif isinstance(child, ast.Import | ast.ImportFrom):
@@ -73,14 +91,17 @@ def _binds_own_name(node: ast.AST) -> bool:
     return isinstance(node, ast.ExceptHandler) and node.name is not None
 
 
+NEW_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+
+
 def _walk_same_scope(node: ast.AST):
     """ast.walk that does not enter nested functions, lambdas or classes (their own scopes)."""
     stack = [node]
     while stack:
         current = stack.pop()
         yield current
-        for child in ast.iter_child_nodes(current):
-            if isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+        for child in child_nodes(current):
+            if isinstance(child, NEW_SCOPES):
                 yield child  # the definition binds its name here; its body is another scope
                 stack.extend(child.decorator_list)
             elif isinstance(child, ast.Lambda):

@@ -1,0 +1,30 @@
+"""The engine gives the same findings whether files are parsed in this process or in workers."""
+
+from __future__ import annotations
+
+import json
+import shutil
+
+from portlint.engine import PARALLEL_THRESHOLD
+from support import FIXTURES, run_cli
+
+
+def test_worker_processes_find_what_one_process_finds(tmp_path):
+    fixtures = sorted((FIXTURES / "python").glob("*.py"))
+    copies = 0
+    while copies < PARALLEL_THRESHOLD + len(fixtures):  # enough candidates to start workers
+        for fixture in fixtures:
+            shutil.copy(fixture, tmp_path / f"{copies:02d}_{fixture.name}")
+            copies += 1
+    (tmp_path / "clean.py").write_text("print('hello')\n", encoding="utf-8")
+
+    runs = {}
+    for jobs in ("1", "2"):
+        status, out, err = run_cli(
+            "--isolated", "--output-format", "json", "-j", jobs, ".", cwd=tmp_path
+        )
+        assert status == 1, err
+        runs[jobs] = json.loads(out)
+    assert runs["1"] == runs["2"]
+    paths = {finding["path"] for finding in runs["2"]}
+    assert len(paths) > PARALLEL_THRESHOLD and "clean.py" not in paths

@@ -1,0 +1,55 @@
+"""The text prefilter decides which files are parsed at all: it must pass every file a Python rule
+can flag, and should pass little else, because parsing is most of portlint's run time."""
+
+from __future__ import annotations
+
+import pytest
+
+from portlint.catalog import load_catalog
+from portlint.python.analyser import is_candidate
+
+CATALOG = load_catalog()
+PYTHON_EXAMPLES = [
+    rule
+    for rule in sorted(CATALOG.rules.values(), key=lambda r: r.code)
+    # PRT001 is about files that do not parse; PRT003 (unused suppressions) is found from the
+    # text alone, in files the prefilter turns away too.
+    if rule.example and rule.example_suffix == ".py" and rule.code not in ("PRT001", "PRT003")
+]
+
+
+def catalog_shapes() -> list[str]:
+    """Each name in rules/ written the way a rule finds it in code."""
+    environment, packages = CATALOG.table("environment"), CATALOG.table("packages")
+    shapes = [f'os.environ["{name}"] = "0"' for name in environment.get("env", {})]
+    shapes += [f'subprocess.run(["{tool}", "-q"])' for tool in environment.get("tool", {})]
+    for module in packages.get("package", {}):
+        shapes.append(f"import {module}")
+        shapes.append(f"from {module} import thing")
+        parent, _, child = module.rpartition(".")
+        if parent:
+            shapes.append(f"from {parent} import {child}")
+    return shapes
+
+
+@pytest.mark.parametrize("rule", PYTHON_EXAMPLES, ids=lambda r: r.code)
+def test_rule_example_passes_the_prefilter(rule):
+    assert is_candidate(rule.example)
+
+
+@pytest.mark.parametrize("code", catalog_shapes())
+def test_catalog_name_passes_the_prefilter(code):
+    assert is_candidate(code)
+
+
+@pytest.mark.parametrize(
+    "code",
+    [
+        "if is_flash_attn_2_available():\n    pass\n",
+        'MODEL = "nvidia/mit-b0"  # modalities: image\n',
+        '"""Runs faster on CUDA GPUs."""\n',
+        "def validate(modality):\n    return modality\n",
+    ],
+)
+def test_unrelated_mentions_do_not_pass(code):
+    assert not is_candidate(code)
