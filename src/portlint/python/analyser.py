@@ -35,7 +35,8 @@ from portlint.python.guards import (
     if_chain,
     ifexp_chain,
 )
-from portlint.python.names import function_locals
+from portlint.python.names import function_locals, import_bindings
+from portlint.python.relevance import CANDIDATE_TEXT, Relevance
 from portlint.python.tree import child_nodes, walk
 from portlint.textindex import LineIndex
 
@@ -117,6 +118,7 @@ class Analyser(ast.NodeVisitor):
         self.ctx = ctx
         self.guard = Guard()
         self.stack: list[ast.AST] = []
+        self.relevance = Relevance(ctx.text)
         self.markers = {
             target: tuple(facts.get("markers", ()))
             for target, facts in ctx.catalog.target_facts().items()
@@ -125,6 +127,8 @@ class Analyser(ast.NodeVisitor):
     # -- the walk --------------------------------------------------------------------------------
 
     def visit(self, node: ast.AST) -> None:
+        if isinstance(node, ast.stmt) and not self.relevance.may_report(node):
+            return  # no line of it can lead to a finding
         self.ctx.guards[id(node)] = self.guard
         if self.stack:
             self.ctx.parents[id(node)] = self.stack[-1]
@@ -152,11 +156,14 @@ class Analyser(ast.NodeVisitor):
 
     # -- names -----------------------------------------------------------------------------------
 
-    def visit_Import(self, node: ast.Import) -> None:
+    def visit_Import(self, node: ast.Import | ast.ImportFrom) -> None:
         self.ctx.resolver.bind_import(node)
+        # ``from torch.cuda import synchronize as sync``: lines that say ``sync()`` matter too.
+        for local, qualified in import_bindings(node).items():
+            if CANDIDATE_TEXT.search(qualified) and not CANDIDATE_TEXT.search(local):
+                self.relevance.add_flow_name(local)
 
-    def visit_ImportFrom(self, node: ast.ImportFrom) -> None:
-        self.ctx.resolver.bind_import(node)
+    visit_ImportFrom = visit_Import
 
     def visit_FunctionDef(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
         # kw_defaults holds None for a keyword-only argument without a default.
@@ -188,9 +195,12 @@ class Analyser(ast.NodeVisitor):
 
     def _record_assignment(self, targets: list[ast.expr], value: ast.expr) -> None:
         resolver = self.ctx.resolver
+        flows = self.relevance.has_candidate(value.lineno, value.end_lineno or value.lineno)
         for target in targets:
             if isinstance(target, ast.Name):
                 resolver.record_value(target.id, value)
+                if flows:  # later uses of the name may carry a device string or backend
+                    self.relevance.add_flow_name(target.id)
                 if resolver.current is resolver.module:
                     resolver.bind_module_assignment(target.id)
                 if cuda_polarity(value, self.ctx.qualified_name, self.ctx.cuda_flags) == 1:

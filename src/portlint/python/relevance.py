@@ -1,0 +1,69 @@
+"""Which statements of a parsed file can hold a finding, so the walk can skip the rest.
+
+A statement can only lead to a finding if one of its lines holds a candidate word (the same words
+the file prefilter looks for), or if it uses a name that was assigned on such a line (``dev`` in
+``x.to(dev)`` after ``dev = "cuda"``), or an import (which binds the names later lines resolve
+through). Everything else is skipped whole: on a typical file that mentions CUDA a few times,
+most of the tree.
+"""
+
+from __future__ import annotations
+
+import ast
+import bisect
+import re
+
+from portlint.textindex import LINE_BREAK
+
+#: The file prefilter's words (portlint.python.analyser), as one pattern, to find their lines.
+CANDIDATE_TEXT = re.compile(
+    r"cuda|nccl|cudnn|nvcc|cupy|apex|xformers|bitsandbytes|tensorrt|cudf|cuml|cugraph|nvml|NVML"
+    r"|NCCL|CUBLAS|NVIDIA_|flash_attn|CUDA(?:_|Extension)|nvidia(?:[._-]|\s+import)"
+)
+#: Statements that are always walked: they bind names that later lines resolve through.
+ALWAYS = (ast.Import, ast.ImportFrom)
+
+
+#: Import lines: a statement holding one (``if is_torch_available(): import torch``) binds names.
+IMPORT_LINE = re.compile(r"^[ \t]*(?:from[ \t]+\S+[ \t]+)?import[ \t]", re.MULTILINE)
+
+
+class Relevance:
+    def __init__(self, text: str) -> None:
+        self.lines = LINE_BREAK.split(text)
+        starts = [0] + [match.end() for match in LINE_BREAK.finditer(text)]
+        hits = {bisect.bisect_right(starts, m.start()) for m in CANDIDATE_TEXT.finditer(text)}
+        hits.update(bisect.bisect_right(starts, m.start()) for m in IMPORT_LINE.finditer(text))
+        # prefix[n] = how many of lines 1..n hold a candidate word.
+        self.prefix = [0] * (len(starts) + 1)
+        for line in range(1, len(starts) + 1):
+            self.prefix[line] = self.prefix[line - 1] + (line in hits)
+        self.flow_names: set[str] = set()
+        self._flow_pattern: re.Pattern[str] | None = None
+
+    def has_candidate(self, first: int, last: int) -> bool:
+        last = min(last, len(self.prefix) - 1)
+        return self.prefix[last] - self.prefix[max(first, 1) - 1] > 0
+
+    def add_flow_name(self, name: str) -> None:
+        if name not in self.flow_names:
+            self.flow_names.add(name)
+            self._flow_pattern = None
+
+    def _uses_flow_name(self, first: int, last: int) -> bool:
+        if not self.flow_names:
+            return False
+        if self._flow_pattern is None:
+            alternatives = "|".join(sorted(map(re.escape, self.flow_names)))
+            self._flow_pattern = re.compile(rf"\b(?:{alternatives})\b")
+        return any(self._flow_pattern.search(line) for line in self.lines[first - 1 : last])
+
+    def may_report(self, statement: ast.stmt) -> bool:
+        if isinstance(statement, ALWAYS):
+            return True
+        first = statement.lineno
+        decorators = getattr(statement, "decorator_list", None)
+        if decorators:
+            first = min(first, *(d.lineno for d in decorators))
+        last = statement.end_lineno or statement.lineno
+        return self.has_candidate(first, last) or self._uses_flow_name(first, last)
