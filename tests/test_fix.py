@@ -5,7 +5,7 @@ from __future__ import annotations
 import ast
 import os
 import stat
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import pytest
@@ -20,36 +20,50 @@ from support import FIXTURES, check_against_expected, run_cli
 
 FIX_DIR = FIXTURES / "fix"
 CASES = tomllib.loads((FIX_DIR / "cases.toml").read_text())
+
+
+@dataclass(frozen=True)
+class Case:
+    name: str
+    input: Path
+
+    @property
+    def expected(self) -> Path:
+        return FIX_DIR / f"{self.name}.fixed.py"
+
+    def settings(self) -> tuple[Settings, FixPolicy]:
+        case = CASES.get(self.name, {})
+        settings = Settings(min_torch=case.get("min-torch", "2.6"))
+        return settings, FixPolicy(unsafe=case.get("unsafe-fixes", False), targets=settings.targets)
+
+
 INPUTS = sorted(p for p in FIX_DIR.glob("*.py") if not p.name.endswith(".fixed.py"))
+FIX_CASES = [Case(p.stem, p) for p in INPUTS] + [
+    Case(name, FIX_DIR / table["input"]) for name, table in CASES.items() if "input" in table
+]
 
 
-def settings_for(path: Path) -> tuple[Settings, FixPolicy]:
-    case = CASES.get(path.stem, {})
-    settings = Settings(min_torch=case.get("min-torch", "2.6"))
-    return settings, FixPolicy(unsafe=case.get("unsafe-fixes", False), targets=settings.targets)
-
-
-def fix_text(path: Path, text: str) -> tuple[str, int]:
-    settings, policy = settings_for(path)
-    result = lint_source(SourceFile(str(path), text), "python", settings, policy)
+def fix_text(case: Case, text: str) -> tuple[str, int]:
+    settings, policy = case.settings()
+    result = lint_source(SourceFile(str(case.input), text), "python", settings, policy)
     return (result.fixed_text or text), len(result.fixes_applied)
 
 
-@pytest.mark.parametrize("path", INPUTS, ids=lambda p: p.stem)
-def test_fixed_output_matches(path):
-    fixed, count = fix_text(path, path.read_text(encoding="utf-8"))
+@pytest.mark.parametrize("case", FIX_CASES, ids=lambda c: c.name)
+def test_fixed_output_matches(case):
+    fixed, count = fix_text(case, case.input.read_text(encoding="utf-8"))
     assert count > 0
     ast.parse(fixed)
-    check_against_expected(fixed, path.with_name(path.stem + ".fixed.py"))
+    check_against_expected(fixed, case.expected)
 
 
-@pytest.mark.parametrize("path", INPUTS, ids=lambda p: p.stem)
-def test_fix_is_idempotent_and_leaves_nothing_fixable(path):
-    expected = path.with_name(path.stem + ".fixed.py").read_text(encoding="utf-8")
-    again, count = fix_text(path, expected)
+@pytest.mark.parametrize("case", FIX_CASES, ids=lambda c: c.name)
+def test_fix_is_idempotent_and_leaves_nothing_fixable(case):
+    expected = case.expected.read_text(encoding="utf-8")
+    again, count = fix_text(case, expected)
     assert (again, count) == (expected, 0)
-    settings, policy = settings_for(path)
-    remaining = lint_source(SourceFile(str(path), expected), "python", settings).findings
+    settings, policy = case.settings()
+    remaining = lint_source(SourceFile(str(case.input), expected), "python", settings).findings
     assert [f for f in remaining if policy.allows(f.fix)] == []
 
 
@@ -167,7 +181,7 @@ def test_local_name_hiding_the_device_gets_no_fix(tmp_path):
 def test_portable_code_is_left_alone():
     path = FIXTURES / "python" / "multi_vendor.py"
     text = path.read_text(encoding="utf-8")
-    assert fix_text(path, text) == (text, 0)
+    assert fix_text(Case("multi_vendor", path), text) == (text, 0)
 
 
 def test_guarded_code_gets_the_same_generic_rewrites(tmp_path):
@@ -178,7 +192,7 @@ def test_guarded_code_gets_the_same_generic_rewrites(tmp_path):
         "    torch.cuda.synchronize()\n"
         'dev = torch.device("cuda" if torch.cuda.is_available() else "cpu")\n'
     )
-    fixed, _ = fix_text(path, text)
+    fixed, _ = fix_text(Case(path.stem, path), text)
     # The module-level device selection is the module's device: it is kept, made generic.
     assert fixed == (
         "import torch\n\n"
@@ -197,7 +211,7 @@ def test_module_code_above_the_device_variable_gets_no_fix(tmp_path):
         'device = torch.device("cuda" if torch.cuda.is_available() else "cpu")\n'
         "y = torch.ones(2).cuda()\n"
     )
-    fixed, _ = fix_text(path, text)
+    fixed, _ = fix_text(Case(path.stem, path), text)
     assert fixed.splitlines()[2:] == [
         "x = torch.ones(2).cuda()",
         "device = torch.accelerator.current_accelerator() if torch.accelerator.is_available()"
