@@ -299,3 +299,15 @@ def test_an_internal_error_in_one_file_is_reported_and_the_run_goes_on(tmp_path,
         err == "portlint: error: bad.py: internal error: RuntimeError: boom (please report this)\n"
     )
     assert "good.py:3:1: PRT201" in out
+
+
+def test_a_gitignored_folder_named_on_the_command_line_is_linted(tmp_path):
+    (tmp_path / ".git").mkdir()
+    write(tmp_path / ".gitignore", "vendored/\n")
+    write(tmp_path / "vendored" / ".gitignore", "skip_me.py\n")
+    write(tmp_path / "vendored" / "a.py", CUDA)
+    write(tmp_path / "vendored" / "skip_me.py", CUDA)
+    _, findings, _ = json_findings(".", cwd=tmp_path)
+    assert findings == []
+    _, findings, _ = json_findings("vendored", cwd=tmp_path)
+    assert [f["path"] for f in findings] == ["vendored/a.py"]

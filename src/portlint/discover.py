@@ -77,6 +77,7 @@ class Walker:
         self.respect_gitignore = respect_gitignore
         patterns = (*settings.exclude, *settings.extend_exclude)
         self.exclude = _gitignore_spec(patterns) if patterns else None
+        self._explicit_root: Path | None = None
         self._ignore_cache: dict[Path, pathspec.GitIgnoreSpec | None] = {}
 
     def is_excluded(self, path: Path, is_dir: bool) -> bool:
@@ -90,6 +91,11 @@ class Walker:
 
     def _gitignored(self, path: Path, is_dir: bool) -> bool:
         for folder in path.parents:
+            if self._explicit_root is not None and self._explicit_root not in (
+                folder,
+                *folder.parents,
+            ):
+                break  # above a folder named on the command line, which is linted as asked
             spec = self._gitignore_spec(folder)
             if spec is not None:
                 relative = path.relative_to(folder).as_posix() + ("/" if is_dir else "")
@@ -127,6 +133,15 @@ class Walker:
                 yield Candidate(given, language, explicit=True)
 
     def _walk_dir(self, absolute: Path, shown: Path, seen: set[Path]) -> Iterator[Candidate]:
+        # A folder named on the command line is linted even if a .gitignore above it excludes it;
+        # then only the .gitignore files inside it apply.
+        self._explicit_root = absolute if self._gitignored(absolute, is_dir=True) else None
+        try:
+            yield from self._walk_tree(absolute, shown, seen)
+        finally:
+            self._explicit_root = None
+
+    def _walk_tree(self, absolute: Path, shown: Path, seen: set[Path]) -> Iterator[Candidate]:
         for root, dirs, files in os.walk(absolute):
             root_path = Path(root)
             dirs[:] = sorted(d for d in dirs if not self.is_excluded(root_path / d, is_dir=True))
