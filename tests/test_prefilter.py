@@ -53,3 +53,18 @@ def test_catalog_name_passes_the_prefilter(code):
 )
 def test_unrelated_mentions_do_not_pass(code):
     assert not is_candidate(code)
+
+
+@pytest.mark.parametrize(
+    "code",
+    [
+        'ok = "sm_90" in arch_list\n',
+        'from torch.utils.cpp_extension import load\nm = load("m", sources=["k.cu"])\n',
+    ],
+)
+def test_rules_without_a_cuda_word_still_pass_the_prefilter(code):
+    assert is_candidate(code)
+
+
+def test_names_that_only_look_alike_do_not_pass():
+    assert not is_candidate("sm_scale = 0.5\nmodalities = ['text']\nis_flash_attn_available()\n")

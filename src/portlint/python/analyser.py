@@ -95,6 +95,10 @@ CANDIDATE_CONTEXTS = {
     "CUDA": re.compile(r"CUDA(?:_|Extension)"),
     # nvidia.dali, nvidia_smi, the nvidia-smi tool, ``from nvidia import dali``
     "nvidia": re.compile(r"nvidia(?:[._-]|\s+import)"),
+    # architecture names compared against (PRT602), not names such as sm_scale
+    "sm_": re.compile(r"sm_\d"),
+    # torch.utils.cpp_extension.load(sources=["kernel.cu"]) (PRT502)
+    "cpp_extension": re.compile(r"cpp_extension"),
 }
 IMPORT_ERRORS = frozenset({"ImportError", "ModuleNotFoundError", "Exception", "BaseException"})
 

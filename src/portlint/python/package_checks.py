@@ -72,13 +72,18 @@ def check_extension_call(node: ast.Call, ctx: Context) -> None:
         for keyword in node.keywords:
             if keyword.arg == "cuda_sources":
                 ctx.report(keyword, "PRT502", "`cuda_sources=` compiles CUDA kernels at run time")
-            elif keyword.arg == "sources" and isinstance(keyword.value, ast.List | ast.Tuple):
-                for source in keyword.value.elts:
-                    if isinstance(source, ast.Constant) and str(source.value).endswith(
-                        CUDA_SUFFIXES
-                    ):
-                        ctx.report(
-                            source,
-                            "PRT502",
-                            f"`{source.value}` is a CUDA source compiled at run time",
-                        )
+        _check_extension_sources(node, ctx)
+
+
+def _check_extension_sources(node: ast.Call, ctx: Context) -> None:
+    """``load(name, sources)``: the source list, given by keyword or as the second argument."""
+    lists = [kw.value for kw in node.keywords if kw.arg == "sources"]
+    if ctx.qualified_name(node.func) == "torch.utils.cpp_extension.load" and len(node.args) > 1:
+        lists.append(node.args[1])
+    for sources in lists:
+        if not isinstance(sources, ast.List | ast.Tuple):
+            continue
+        for source in sources.elts:
+            if isinstance(source, ast.Constant) and str(source.value).endswith(CUDA_SUFFIXES):
+                message = f"`{source.value}` is a CUDA source compiled at run time"
+                ctx.report(source, "PRT502", message)

@@ -18,7 +18,8 @@ from portlint.textindex import LINE_BREAK
 #: The file prefilter's words (portlint.python.analyser), as one pattern, to find their lines.
 CANDIDATE_TEXT = re.compile(
     r"cuda|nccl|cudnn|nvcc|cupy|apex|xformers|bitsandbytes|tensorrt|cudf|cuml|cugraph|nvml|NVML"
-    r"|NCCL|CUBLAS|NVIDIA_|flash_attn|CUDA(?:_|Extension)|nvidia(?:[._-]|\s+import)"
+    r"|NCCL|CUBLAS|NVIDIA_|flash_attn|CUDA(?:_|Extension)|nvidia(?:[._-]|\s+import)|sm_\d"
+    r"|cpp_extension"
 )
 #: Statements that are always walked: they bind names that later lines resolve through.
 ALWAYS = (ast.Import, ast.ImportFrom)
