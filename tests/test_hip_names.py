@@ -15,7 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from support import FIXTURES, run_cli
+from portlint.catalog import tomllib
+from support import FIXTURES, ROOT, run_cli
 
 INCLUDE = Path("/usr/include")
 HEADER_FOLDERS = ("hip", "hiprand", "hipsparse", "rocprim")
@@ -65,3 +66,10 @@ def test_suggested_hip_names_are_declared_in_hip_headers():
         if name not in names and name not in headers and name not in NEWER_THAN_DEBIAN
     )
     assert missing == []
+
+
+def test_corrections_name_hip_functions_and_types_that_exist():
+    names, _ = declared_names()
+    corrections = tomllib.loads((ROOT / "rules" / "cxx" / "hip_overrides.toml").read_text())
+    suggested = {entry["hip"] for entry in corrections["names"].values()}
+    assert suggested and sorted(suggested - names) == []

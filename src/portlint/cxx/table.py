@@ -1,5 +1,6 @@
 """The CUDA -> HIP name table: ``rules/cxx/hip_map.toml`` with ``rules/cxx/cudnn_miopen.toml``
-merged over it, minus the names too generic to mean CUDA (``[api_sites] ignore_names``)."""
+and ``rules/cxx/hip_overrides.toml`` merged over it, minus the names too generic to mean CUDA
+(``[api_sites] ignore_names``)."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from dataclasses import dataclass
 from portlint.catalog import Catalog
 from portlint.model import Status
 
-TABLES = ("cxx/hip_map.toml", "cxx/cudnn_miopen.toml")
+TABLES = ("cxx/hip_map.toml", "cxx/cudnn_miopen.toml", "cxx/hip_overrides.toml")
 
 
 @dataclass(frozen=True)
