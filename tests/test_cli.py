@@ -311,3 +311,10 @@ def test_a_gitignored_folder_named_on_the_command_line_is_linted(tmp_path):
     assert findings == []
     _, findings, _ = json_findings("vendored", cwd=tmp_path)
     assert [f["path"] for f in findings] == ["vendored/a.py"]
+
+
+def test_a_usage_error_stops_the_run_before_any_fix(tmp_path):
+    write(tmp_path / "a.py", CUDA)
+    status, _, err = run_cli("--fix", "--diff-mode", "file", "a.py", cwd=tmp_path)
+    assert status == 2 and "--diff-mode needs --diff-base REF" in err
+    assert (tmp_path / "a.py").read_text() == CUDA

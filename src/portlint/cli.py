@@ -6,8 +6,8 @@ import argparse
 import difflib
 import os
 import sys
-from collections.abc import Sequence
-from dataclasses import replace
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TextIO
 
@@ -25,7 +25,7 @@ from portlint.config import (
 from portlint.discover import Walker
 from portlint.engine import lint_paths
 from portlint.fix import FixPolicy
-from portlint.model import Finding, SourceFile
+from portlint.model import FileResult, Finding, SourceFile
 from portlint.output import FORMATS, render
 from portlint.output.report import Report
 from portlint.writer import FileChanged, write_source
@@ -185,6 +185,7 @@ def resolve_settings(args: argparse.Namespace) -> Settings:
 
 def run_check(argv: Sequence[str]) -> int:
     args = build_parser().parse_args(argv)
+    reviewing = check_review_flags(args)  # a usage error must stop the run before any --fix
     settings = resolve_settings(args)
     paths = args.paths or [Path(".")]
     missing = [str(p) for p in paths if not p.exists()]
@@ -199,34 +200,15 @@ def run_check(argv: Sequence[str]) -> int:
     fixing = None
     if args.fix or args.diff:
         fixing = FixPolicy(unsafe=args.unsafe_fixes, targets=settings.targets)
-    findings, fixed = [], []
-    diffs = []
-    internal_errors = 0
-    for result in lint_paths(candidates, settings, jobs=args.jobs, fixing=fixing):
-        findings.extend(result.findings)
-        if result.internal_error:
-            internal_errors += 1
-            sys.stderr.write(f"portlint: error: {result.path}: {result.error}\n")
-        elif result.error and result.fixed_text is None and fixing is not None:
-            warn(f"{result.path}: {result.error}")
-        if result.fixed_text is None or result.source is None:
-            continue
-        if args.diff:
-            diffs.append(unified_diff(result.source, result.fixed_text))
-        else:
-            try:
-                write_source(result.source, result.fixed_text)
-            except (FileChanged, OSError) as error:
-                warn(f"{result.path}: not fixed: {error}")
-                continue
-        fixed.extend(result.fixes_applied)
+    run = collect(lint_paths(candidates, settings, jobs=args.jobs, fixing=fixing), args)
+    findings, fixed = run.findings, run.fixed
     if args.diff:
-        sys.stdout.write("".join(sorted(diffs)))
+        sys.stdout.write("".join(sorted(run.diffs)))
         if fixed:
             sys.stderr.write(f"Would fix {len(fixed)} finding{'s' if len(fixed) != 1 else ''}.\n")
         return EXIT_FINDINGS if fixed else EXIT_CLEAN
     linted = [c.path for c in candidates if c.language != "unknown"]
-    if check_review_flags(args):
+    if reviewing:
         findings, status = run_review(args, findings, linted)
         if status is not None:
             return status
@@ -247,11 +229,43 @@ def run_check(argv: Sequence[str]) -> int:
     finally:
         if close:
             stream.close()
-    if internal_errors:
+    if run.internal_errors:
         return EXIT_ERROR
     if findings and not args.exit_zero:
         return EXIT_FINDINGS
     return EXIT_CLEAN
+
+
+@dataclass
+class RunResults:
+    findings: list[Finding] = field(default_factory=list)
+    fixed: list[Finding] = field(default_factory=list)
+    diffs: list[str] = field(default_factory=list)
+    internal_errors: int = 0
+
+
+def collect(results: Iterable[FileResult], args: argparse.Namespace) -> RunResults:
+    """Gather the findings; write fixed files (or their diffs with --diff); report problems."""
+    run = RunResults()
+    for result in results:
+        run.findings.extend(result.findings)
+        if result.internal_error:
+            run.internal_errors += 1
+            sys.stderr.write(f"portlint: error: {result.path}: {result.error}\n")
+        elif result.error and result.fixed_text is None and (args.fix or args.diff):
+            warn(f"{result.path}: {result.error}")
+        if result.fixed_text is None or result.source is None:
+            continue
+        if args.diff:
+            run.diffs.append(unified_diff(result.source, result.fixed_text))
+        else:
+            try:
+                write_source(result.source, result.fixed_text)
+            except (FileChanged, OSError) as error:
+                warn(f"{result.path}: not fixed: {error}")
+                continue
+        run.fixed.extend(result.fixes_applied)
+    return run
 
 
 def unified_diff(source: SourceFile, fixed_text: str) -> str:
