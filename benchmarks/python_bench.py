@@ -96,7 +96,7 @@ def side_by_side(
 def count_candidates(files: list[Path]) -> int:
     """Files that portlint's prefilter passes on to the parser."""
     from portlint.engine import UnreadableFile, read_source
-    from portlint.python.analyser import is_candidate
+    from portlint.python.prefilter import is_candidate
 
     count = 0
     for path in files:

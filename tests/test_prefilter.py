@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from portlint.catalog import load_catalog
-from portlint.python.analyser import is_candidate
+from portlint.python.prefilter import is_candidate
 
 CATALOG = load_catalog()
 PYTHON_EXAMPLES = [

@@ -63,7 +63,7 @@ class Analyser:
 ANALYSERS: dict[str, Analyser] = {
     "python": Analyser(
         "portlint.python.analyser",
-        "is_candidate",
+        "portlint.python.prefilter:is_candidate",
         "analyse_python",
         takes_settings=True,
         after_fix="portlint.python.tidy:tidy_after_fix",

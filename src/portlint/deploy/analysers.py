@@ -21,7 +21,7 @@ def is_candidate(text: str) -> bool:
 
 
 def is_setup_py_candidate(text: str) -> bool:
-    from portlint.python.analyser import is_candidate as is_python_candidate
+    from portlint.python.prefilter import is_candidate as is_python_candidate
 
     return is_python_candidate(text) or is_candidate(text)
 

@@ -12,7 +12,6 @@ positions, so comments and formatting outside the edits are kept byte for byte.
 from __future__ import annotations
 
 import ast
-import re
 from collections.abc import Callable
 
 from portlint.catalog import Catalog
@@ -64,54 +63,7 @@ CHECKS: dict[type, tuple[Check, ...]] = {
     ast.ImportFrom: (package_checks.check_import,),
 }
 
-#: Words at least one of which a file must contain for any Python rule to fire. Each is searched
-#: for as plain text (``in``): that runs at memory speed, where one regex over all of them does not.
-CANDIDATE_WORDS = (
-    "cuda",
-    "nccl",
-    "cudnn",
-    "nvcc",
-    "cupy",
-    "apex",
-    "xformers",
-    "bitsandbytes",
-    "tensorrt",
-    "cudf",
-    "cuml",
-    "cugraph",
-    "nvml",
-    "NVML",
-    "NCCL",
-    "CUBLAS",
-    "NVIDIA_",
-)
-#: Words common in code that no rule matches (``is_flash_attn_available()``, docstrings about
-#: "CUDA", model ids such as "nvidia/mit-b0"): they count only in the shape a rule looks for.
-#: Each pattern starts with its word, so the regex engine skips ahead to it.
-CANDIDATE_CONTEXTS = {
-    # the module name in an import, not part of a longer name
-    "flash_attn": re.compile(r"flash_attn(?!\w)(?<!\wflash_attn)"),
-    # the environment variables (CUDA_VISIBLE_DEVICES, PYTORCH_CUDA_ALLOC_CONF) and CUDAExtension
-    "CUDA": re.compile(r"CUDA(?:_|Extension)"),
-    # nvidia.dali, nvidia_smi, the nvidia-smi tool, ``from nvidia import dali``
-    "nvidia": re.compile(r"nvidia(?:[._-]|\s+import)"),
-    # architecture names compared against (PRT602), not names such as sm_scale
-    "sm_": re.compile(r"sm_\d"),
-    # torch.utils.cpp_extension.load(sources=["kernel.cu"]) (PRT502)
-    "cpp_extension": re.compile(r"cpp_extension"),
-}
 IMPORT_ERRORS = frozenset({"ImportError", "ModuleNotFoundError", "Exception", "BaseException"})
-
-
-def is_candidate(text: str) -> bool:
-    """Cheap test run on every file: could any Python rule fire here?"""
-    if any(word in text for word in CANDIDATE_WORDS):
-        return True
-    return any(
-        word in text and pattern.search(text) is not None
-        for word, pattern in CANDIDATE_CONTEXTS.items()
-    )
-
 
 #: Node type -> the Analyser method that walks it.
 VISITORS: dict[type, Callable[[Analyser, ast.AST], None]] = {}
