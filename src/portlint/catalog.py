@@ -10,11 +10,12 @@ from __future__ import annotations
 import functools
 import re
 import sys
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from portlint.model import ALL_TARGETS, Advice, Severity, Status
+from portlint.model import ALL_TARGETS, Advice, Finding, Fix, Severity, Span, Status
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -47,6 +48,29 @@ class Rule:
     @property
     def fixable(self) -> bool:
         return self.fix != "none"
+
+    def finding(
+        self,
+        path: str,
+        span: Span,
+        message: str,
+        symbol: str = "",
+        targets: Mapping[str, Advice] | None = None,
+        severity: Severity | None = None,
+        fix: Fix | None = None,
+    ) -> Finding:
+        """A finding of this rule; its own severity unless the site calls for another."""
+        return Finding(
+            path=path,
+            span=span,
+            code=self.code,
+            name=self.name,
+            severity=severity or self.severity,
+            message=message,
+            symbol=symbol,
+            targets=targets or {},
+            fix=fix,
+        )
 
 
 def rules_dir() -> Path:

@@ -141,8 +141,7 @@ def _newline_of(text: str) -> str:
 
 
 def unreadable_finding(path: str, reason: str, catalog: Catalog) -> Finding:
-    rule = catalog.rules["PRT002"]
-    return Finding(path, Span(1, 0, 1, 0), rule.code, rule.name, rule.severity, reason, "")
+    return catalog.rules["PRT002"].finding(path, Span(1, 0, 1, 0), reason)
 
 
 def analyse_source(
@@ -200,11 +199,7 @@ def unused_suppression_findings(
         what = ", ".join(codes) if all(codes) else "it"
         span = Span(suppression.line, suppression.column, suppression.line, suppression.end_column)
         message = f"unused suppression `{suppression.text}`: {what} matches no finding on this line"
-        found.append(
-            Finding(
-                source.path, span, rule.code, rule.name, rule.severity, message, suppression.text
-            )
-        )
+        found.append(rule.finding(source.path, span, message, suppression.text))
     return found
 
 

@@ -154,19 +154,7 @@ class Unit:
             edit = Edit(span, replacement)
             fix = Fix(Applicability.UNSAFE, (edit,), f"Replace with `{replacement}`", "rocm")
         symbol = self.index.text(span.line, span.column, span.end_line, span.end_column)
-        self.findings.append(
-            Finding(
-                path=self.path,
-                span=span,
-                code=rule.code,
-                name=rule.name,
-                severity=severity or rule.severity,
-                message=message,
-                symbol=symbol,
-                targets=chosen,
-                fix=fix,
-            )
-        )
+        self.findings.append(rule.finding(self.path, span, message, symbol, chosen, severity, fix))
 
 
 def is_device_function(function: Node) -> bool:

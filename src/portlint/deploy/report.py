@@ -42,17 +42,7 @@ class Reporter:
         self._seen.add((span, code))
         symbol = self.index.text(span.line, span.column, span.end_line, span.end_column)
         self.findings.append(
-            Finding(
-                path=self.source.path,
-                span=span,
-                code=rule.code,
-                name=rule.name,
-                severity=severity or rule.severity,
-                message=message,
-                symbol=symbol,
-                targets=chosen,
-                fix=fix,
-            )
+            rule.finding(self.source.path, span, message, symbol, chosen, severity, fix)
         )
 
     def parse_error(self, line: int, column: int, message: str) -> None:

@@ -260,18 +260,9 @@ def parse_error_finding(
     # SyntaxError.offset is 1-based and counts characters.
     column = max((error.offset or 1) - 1, 0)
     column = min(column, len(index.line(line)))
-    rule = catalog.rules["PRT001"]
-    return Finding(
-        path=path,
-        span=Span(line, column, line, column),
-        code=rule.code,
-        name=rule.name,
-        severity=rule.severity,
-        message=f"SyntaxError: {error.msg}",
-        symbol="",
-    )
+    span = Span(line, column, line, column)
+    return catalog.rules["PRT001"].finding(path, span, f"SyntaxError: {error.msg}")
 
 
 def _finding_at_start(path: str, message: str, catalog: Catalog) -> Finding:
-    rule = catalog.rules["PRT001"]
-    return Finding(path, Span(1, 0, 1, 0), rule.code, rule.name, rule.severity, message, "")
+    return catalog.rules["PRT001"].finding(path, Span(1, 0, 1, 0), message)

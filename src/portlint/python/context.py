@@ -112,14 +112,5 @@ class Context:
             if skipped:
                 message += " (" + GUARDED_NOTE.format(targets=", ".join(skipped)) + ")"
         span = report.span or self.span(report.node)
-        return Finding(
-            path=self.path,
-            span=span,
-            code=report.rule.code,
-            name=report.rule.name,
-            severity=severity,
-            message=message,
-            symbol=self.index.text(span.line, span.column, span.end_line, span.end_column),
-            targets=targets,
-            fix=report.fix,
-        )
+        symbol = self.index.text(span.line, span.column, span.end_line, span.end_column)
+        return report.rule.finding(self.path, span, message, symbol, targets, severity, report.fix)
