@@ -40,6 +40,11 @@ CAPABILITY_ATTRIBUTE = re.compile(
 #: Where a value is stored: the value's field and the target's field per node type.
 SET_VALUE = {"init_declarator": "value", "assignment_expression": "right"}
 SET_TARGET = {"init_declarator": "declarator", "assignment_expression": "left"}
+#: ``!defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 600``: true where __CUDA_ARCH__ is undefined, so
+#: hip-clang takes the branch meant for the host and for new GPUs, which is right for AMD GPUs.
+HOST_OR_ARCH = re.compile(
+    r"!\s*defined\s*\(?\s*__CUDA_ARCH__\s*\)?\s*\|\||\|\|\s*!\s*defined\s*\(?\s*__CUDA_ARCH__\b"
+)
 COMPARISONS = frozenset({"<", "<=", ">", ">=", "==", "!="})
 #: Expression nodes a condition is made of, from an operand up to the whole condition.
 CONDITION_PARTS = frozenset(
@@ -76,6 +81,7 @@ class HazardData:
     narrow_types: frozenset[str]
     texture_names: frozenset[str]
     texture_prefixes: tuple[str, ...]
+    interop_in_hip: frozenset[str]
     cg_deprecated: tuple[str, ...]
     cg_missing: tuple[str, ...]
     cg_warp_sync: tuple[str, ...]
@@ -98,6 +104,7 @@ class HazardData:
             narrow_types=frozenset(lanes["narrow_types"]),
             texture_names=frozenset(texture["names"]),
             texture_prefixes=tuple(texture["prefixes"]),
+            interop_in_hip=frozenset(texture["interop_in_hip"]),
             cg_deprecated=tuple(groups["deprecated"]),
             cg_missing=tuple(groups["missing"]),
             cg_warp_sync=tuple(groups["warp_sync_builtins"]),
@@ -464,6 +471,8 @@ def find_cuda_arch_tests(unit: Unit, seen: set[int]) -> None:
         if root.start_byte in seen or any(m in text for m in hip_macros):
             continue
         seen.add(root.start_byte)
+        if HOST_OR_ARCH.search(text):
+            continue
         if compared:
             message = (
                 f"`{' '.join(text.split())}` compares an NVIDIA compute capability; hip-clang "
@@ -852,6 +861,8 @@ def find_texture_and_interop(unit: Unit, data: HazardData) -> None:
         if node is None or not (node.type == "type_identifier" or _is_called(node)):
             continue
         name = match.group().decode()
+        if name in data.interop_in_hip:
+            continue
         unit.report(
             "PRT807",
             match.start(),
