@@ -1,7 +1,8 @@
-"""PRT801-PRT807: CUDA code that renaming leaves broken on AMD GPUs.
+"""PRT801-PRT808: CUDA code that renaming leaves broken on AMD GPUs.
 
 Each check is one function. Data (the words that make an expression lane arithmetic, the
-warp-level intrinsics, the texture API) is in ``rules/cxx_hazards.toml``.
+warp-level intrinsics, the texture API, the cooperative-groups names) is in
+``rules/cxx_hazards.toml``.
 """
 
 from __future__ import annotations
