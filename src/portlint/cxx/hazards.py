@@ -73,6 +73,7 @@ LOCAL_BINDINGS = ("init_declarator", "assignment_expression", "update_expression
 class HazardData:
     warp_words: frozenset[str]
     thread_words: frozenset[str]
+    tile_words: frozenset[str]
     size_operators: frozenset[str]
     mask_operators: frozenset[str]
     shift_operators: frozenset[str]
@@ -96,6 +97,7 @@ class HazardData:
         return cls(
             warp_words=frozenset(w.lower() for w in warp["words"]),
             thread_words=frozenset(w.lower() for w in warp["thread_words"]),
+            tile_words=frozenset(w.lower() for w in warp["tile_words"]),
             size_operators=frozenset(warp["size_operators"]),
             mask_operators=frozenset(warp["mask_operators"]),
             shift_operators=frozenset(warp["shift_operators"]),
@@ -205,7 +207,7 @@ def lane_operator(op: str, value: int, operand: str, data: HazardData) -> bool:
     if op not in allowed:
         return False
     words = data.warp_words - data.thread_words if op == "*" else data.warp_words
-    return mentions_warp(OTHER_AXES.sub("", operand), words)
+    return mentions_warp(OTHER_AXES.sub("", operand), words, data.tile_words)
 
 
 def lane_message(expression: str, operand: str, op: str, value: int) -> str:
@@ -290,17 +292,23 @@ def macro_warp_problem(unit: Unit, start: int, value: int, data: HazardData) -> 
     return lane_message(f"{operand} {op} {value}", operand, op, value)
 
 
-def mentions_warp(expression: str, words: frozenset[str]) -> bool:
+def mentions_warp(
+    expression: str, words: frozenset[str], tile_words: frozenset[str] = frozenset()
+) -> bool:
     """Whether an expression names a lane, warp or thread index (``threadIdx.x``, ``lane_id``,
-    ``warpId``, ``tid``), by whole identifiers and by their ``_``/camelCase parts."""
+    ``warpId``, ``tid``), by whole identifiers and by their ``_``/camelCase parts. A name that
+    also has a tile part (``warp_row``, ``WarpTile``) is a coordinate in a warp's tile, not an
+    index of lanes or warps."""
     for identifier in WORD.findall(expression):
         if identifier.lower() in words:
             return True
-        for part in identifier.split("_"):
-            if part.lower() in words:
-                return True
-            if any(piece.lower() in words for piece in CAMEL_PART.findall(part)):
-                return True
+        parts = {
+            piece.lower()
+            for part in identifier.split("_")
+            for piece in [part, *CAMEL_PART.findall(part)]
+        }
+        if parts & words and not parts & tile_words:
+            return True
     return False
 
 
