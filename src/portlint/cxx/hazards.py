@@ -1,7 +1,8 @@
-"""PRT801-PRT807: CUDA code that renaming leaves broken on AMD GPUs.
+"""PRT801-PRT808: CUDA code that renaming leaves broken on AMD GPUs.
 
 Each check is one function. Data (the words that make an expression lane arithmetic, the
-warp-level intrinsics, the texture API) is in ``rules/cxx_hazards.toml``.
+warp-level intrinsics, the texture API, the cooperative-groups names) is in
+``rules/cxx_hazards.toml``.
 """
 
 from __future__ import annotations
@@ -23,11 +24,33 @@ WARP_SIZE_DEFINITION = re.compile(
     rb"(?:[ \t]+\(?|\s*=\s*|\s*\{\s*)(32|0x20)[uUlL]*\)?(?![A-Za-z0-9_.])"
 )
 WARP_SIZE_NAME = re.compile(r"warp.?(size|sz|width)|(threads|lanes).?per.?warp", re.IGNORECASE)
+#: ``threadIdx.y`` and ``threadIdx.z`` number rows and slices of a block, not lanes.
+OTHER_AXES = re.compile(r"threadIdx\s*\.\s*[yz]\b")
+#: The operand and operator just before a literal in a macro body: ``(threadIdx.x & `` ``31``.
+MACRO_OPERAND = re.compile(
+    r"([A-Za-z_]\w*(?:\s*(?:\.|->)\s*[A-Za-z_]\w*)*|\([^()]*\))\s*(%|&|/|>>|<<|\*|==|!=)\s*$"
+)
 WARP_SIZE_VARIABLE = re.compile(rb"(?<![A-Za-z0-9_])warpSize(?![A-Za-z0-9_])")
 ASM = re.compile(rb"(?<![A-Za-z0-9_])(?:asm|__asm__|__asm)(?![A-Za-z0-9_])")
 PTX_TEXT = re.compile(r"%%?(laneid|warpid|tid|ctaid|nctaid|clock|smid)\b|\b[a-z]+\.[a-z0-9]+\b")
 CUDA_ARCH = re.compile(rb"(?<![A-Za-z0-9_])__CUDA_ARCH__(?![A-Za-z0-9_])")
 CAPABILITY_FIELD = re.compile(rb"(?:\.|->)\s*(major|minor)(?![A-Za-z0-9_])")
+CAPABILITY_ATTRIBUTE = re.compile(
+    rb"DeviceGetAttribute\s*\(\s*&\s*([A-Za-z_]\w*)\s*,\s*\w*ComputeCapability(?:Major|Minor)"
+)
+#: Where a value is stored: the value's field and the target's field per node type.
+SET_VALUE = {"init_declarator": "value", "assignment_expression": "right"}
+SET_TARGET = {"init_declarator": "declarator", "assignment_expression": "left"}
+#: ``!defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 600``: true where __CUDA_ARCH__ is undefined, so
+#: hip-clang takes the branch meant for the host and for new GPUs, which is right for AMD GPUs.
+HOST_OR_ARCH = re.compile(
+    r"!\s*defined\s*\(?\s*__CUDA_ARCH__\s*\)?\s*\|\||\|\|\s*!\s*defined\s*\(?\s*__CUDA_ARCH__\b"
+)
+COMPARISONS = frozenset({"<", "<=", ">", ">=", "==", "!="})
+#: Expression nodes a condition is made of, from an operand up to the whole condition.
+CONDITION_PARTS = frozenset(
+    {"binary_expression", "parenthesized_expression", "unary_expression", "preproc_defined"}
+)
 LAUNCH = re.compile(rb"<<<")
 DEVICE_SYNC = re.compile(rb"(?<![A-Za-z0-9_])cudaDeviceSynchronize(?![A-Za-z0-9_])")
 TEMPLATE_TEXTURE = re.compile(rb"(?<![A-Za-z0-9_])(texture|surface)\s*<")
@@ -42,11 +65,15 @@ COMPILE_TIME_CONTEXTS = frozenset(
     {"template_argument_list", "static_assert_declaration", "case_statement", "enumerator"}
 )
 BLOCK_LIMIT = 256
+PARAMETERS = ("parameter_declaration", "optional_parameter_declaration")
+LOCAL_BINDINGS = ("init_declarator", "assignment_expression", "update_expression")
 
 
 @dataclass(frozen=True)
 class HazardData:
     warp_words: frozenset[str]
+    thread_words: frozenset[str]
+    tile_words: frozenset[str]
     size_operators: frozenset[str]
     mask_operators: frozenset[str]
     shift_operators: frozenset[str]
@@ -56,13 +83,21 @@ class HazardData:
     narrow_types: frozenset[str]
     texture_names: frozenset[str]
     texture_prefixes: tuple[str, ...]
+    interop_in_hip: frozenset[str]
+    cg_deprecated: tuple[str, ...]
+    cg_missing: tuple[str, ...]
+    cg_warp_sync: tuple[str, ...]
+    cg_max_tile: int
 
     @classmethod
     def from_catalog(cls, catalog) -> HazardData:
         table = catalog.table("cxx_hazards")
         warp, lanes, texture = table["warp"], table["lane_mask"], table["texture"]
+        groups = table["cooperative_groups"]
         return cls(
             warp_words=frozenset(w.lower() for w in warp["words"]),
+            thread_words=frozenset(w.lower() for w in warp["thread_words"]),
+            tile_words=frozenset(w.lower() for w in warp["tile_words"]),
             size_operators=frozenset(warp["size_operators"]),
             mask_operators=frozenset(warp["mask_operators"]),
             shift_operators=frozenset(warp["shift_operators"]),
@@ -72,6 +107,11 @@ class HazardData:
             narrow_types=frozenset(lanes["narrow_types"]),
             texture_names=frozenset(texture["names"]),
             texture_prefixes=tuple(texture["prefixes"]),
+            interop_in_hip=frozenset(texture["interop_in_hip"]),
+            cg_deprecated=tuple(groups["deprecated"]),
+            cg_missing=tuple(groups["missing"]),
+            cg_warp_sync=tuple(groups["warp_sync_builtins"]),
+            cg_max_tile=groups["max_portable_tile"],
         )
 
 
@@ -86,6 +126,7 @@ def find_hazards(unit: Unit, kernels: list[Kernel]) -> None:
     find_large_blocks(unit, kernels)
     find_dynamic_parallelism(unit)
     find_texture_and_interop(unit, data)
+    find_cooperative_groups(unit, data)
 
 
 # -- PRT801 warp size 32 ---------------------------------------------------------------------
@@ -117,9 +158,16 @@ def find_warp_arithmetic(unit: Unit, data: HazardData) -> None:
         return
     for match in unit.finditer(WARP_LITERAL):
         node = unit.code_node(match.start(), match.end())
-        if node is None or node.type != "number_literal":
+        if node is None:
             continue
         value = int(match.group(1), 0)
+        if node.type == "preproc_arg":
+            message = macro_warp_problem(unit, match.start(), value, data)
+            if message:
+                unit.report("PRT801", match.start(1), match.end(1), message)
+            continue
+        if node.type != "number_literal":
+            continue
         message = warp_literal_problem(unit, node, value, data)
         if message:
             unit.report("PRT801", node.start_byte, node.end_byte, message, node=node)
@@ -139,15 +187,60 @@ def warp_literal_problem(unit: Unit, literal: Node, value: int, data: HazardData
     other = parent.child_by_field_name("left")
     if other is None or operator is None or other == literal:
         return None
-    op = operator.type
+    operand = unit.text(other)
+    if not lane_operator(operator.type, value, operand, data):
+        return None
+    if operator.type in ("%", "&") and _is_tile_index(unit, parent, other, data):
+        return None
+    return lane_message(unit.text(parent), operand, operator.type, value)
+
+
+def lane_operator(op: str, value: int, operand: str, data: HazardData) -> bool:
+    """Whether ``operand op value`` is lane or warp arithmetic: the operator suits the value
+    (``/ 32``, ``& 31``, ``>> 5``), the operand names a lane, warp or x thread index, and a
+    product by 32 scales a warp or lane number, not a thread index."""
     allowed = {
         32: data.size_operators,
         31: data.mask_operators,
         5: data.shift_operators,
     }.get(value, frozenset())
-    if op not in allowed or not mentions_warp(unit.text(other), data.warp_words):
-        return None
-    return f"`{unit.text(parent)}` assumes 32 lanes per warp; AMD CDNA GPUs run 64 (use warpSize)"
+    if op not in allowed:
+        return False
+    words = data.warp_words - data.thread_words if op == "*" else data.warp_words
+    return mentions_warp(OTHER_AXES.sub("", operand), words, data.tile_words)
+
+
+def lane_message(expression: str, operand: str, op: str, value: int) -> str:
+    suggestion = {
+        ("&", 31): f"{operand} & (warpSize - 1)",
+        ("==", 31): f"{operand} == warpSize - 1",
+        ("!=", 31): f"{operand} != warpSize - 1",
+        (">>", 5): f"{operand} / warpSize",
+        ("<<", 5): f"{operand} * warpSize",
+    }.get((op, value), f"{operand} {op} warpSize")
+    return (
+        f"`{' '.join(expression.split())}` assumes 32 lanes per warp; AMD CDNA GPUs run 64: "
+        f"use `{' '.join(suggestion.split())}`"
+    )
+
+
+def _is_tile_index(unit: Unit, expression: Node, operand: Node, data: HazardData) -> bool:
+    """``tile[row][(k + threadIdx.x) % 32]``: a shared-memory tile index that wraps a sum of a
+    thread index and a loop counter at the tile width. It is about the tile, not about lanes."""
+    parent = expression.parent
+    while parent is not None and parent.type == "parenthesized_expression":
+        parent = parent.parent
+    if parent is None or parent.type not in ("subscript_argument_list", "subscript_expression"):
+        return False
+    while operand.type == "parenthesized_expression" and operand.named_children:
+        operand = operand.named_children[0]
+    if operand.type != "binary_expression":
+        return False
+    operator = operand.child_by_field_name("operator")
+    if operator is None or operator.type not in ("+", "-"):
+        return False
+    terms = (operand.child_by_field_name("left"), operand.child_by_field_name("right"))
+    return any(t is not None and not mentions_warp(unit.text(t), data.warp_words) for t in terms)
 
 
 def _shuffle_width(unit: Unit, literal: Node, arguments: Node) -> str | None:
@@ -157,7 +250,10 @@ def _shuffle_width(unit: Unit, literal: Node, arguments: Node) -> str | None:
         return None
     if arguments.named_children[-1] != literal or len(arguments.named_children) < 3:
         return None
-    return f"shuffle width 32 in `{unit.text(function)}` covers half of a 64-lane wavefront"
+    return (
+        f"shuffle width 32 in `{unit.text(function)}` covers half of a 64-lane wavefront: "
+        "pass `warpSize` or leave the width out"
+    )
 
 
 def _reduction_start(unit: Unit, literal: Node) -> str | None:
@@ -172,20 +268,47 @@ def _reduction_start(unit: Unit, literal: Node) -> str | None:
     body = loop.child_by_field_name("body")
     if body is None or "__shfl" not in unit.text(body):
         return None
-    return "shuffle reduction starting at offset 16 covers 32 lanes; a wavefront has 64"
+    return (
+        "shuffle reduction starting at offset 16 covers 32 lanes; a wavefront has 64: "
+        "start at `warpSize / 2`"
+    )
 
 
-def mentions_warp(expression: str, words: frozenset[str]) -> bool:
+def macro_warp_problem(unit: Unit, start: int, value: int, data: HazardData) -> str | None:
+    """Lane arithmetic in a ``#define`` body, which the parser keeps as text:
+    ``#define LANE_ID (threadIdx.x & 31)``, ``#define WARP_ID(t) ((t) >> 5)``."""
+    body = unit.node_at(start, start + 1)
+    before = unit.data[body.start_byte : start].decode("utf-8", "surrogateescape")
+    match = MACRO_OPERAND.search(before)
+    if match is None:
+        return None
+    operand, op = match.group(1), match.group(2)
+    # The macro's name speaks for a parameter: ``WARP_ID(t) ((t) >> 5)``.
+    definition = body.parent
+    name = definition.child_by_field_name("name") if definition is not None else None
+    named = unit.text(name) + " " if name is not None else ""
+    if not lane_operator(op, value, named + operand, data):
+        return None
+    return lane_message(f"{operand} {op} {value}", operand, op, value)
+
+
+def mentions_warp(
+    expression: str, words: frozenset[str], tile_words: frozenset[str] = frozenset()
+) -> bool:
     """Whether an expression names a lane, warp or thread index (``threadIdx.x``, ``lane_id``,
-    ``warpId``, ``tid``), by whole identifiers and by their ``_``/camelCase parts."""
+    ``warpId``, ``tid``), by whole identifiers and by their ``_``/camelCase parts. A name that
+    also has a tile part (``warp_row``, ``WarpTile``) is a coordinate in a warp's tile, not an
+    index of lanes or warps."""
     for identifier in WORD.findall(expression):
         if identifier.lower() in words:
             return True
-        for part in identifier.split("_"):
-            if part.lower() in words:
-                return True
-            if any(piece.lower() in words for piece in CAMEL_PART.findall(part)):
-                return True
+        parts = {
+            piece.lower()
+            for part in identifier.split("_")
+            for piece in [part, *CAMEL_PART.findall(part)]
+        }
+        if parts & words and not parts & tile_words:
+            return True
     return False
 
 
@@ -329,22 +452,40 @@ def find_inline_ptx(unit: Unit) -> None:
 
 
 def find_arch_checks(unit: Unit) -> None:
+    """One finding per condition that tests the architecture: a ``__CUDA_ARCH__`` test, or a
+    comparison or branch on a device property's ``major``/``minor`` (directly or through a
+    variable set from them). Printing the fields or indexing a table with them is no test."""
+    seen: set[int] = set()
     if unit.contains(b"__CUDA_ARCH__"):
-        find_cuda_arch_tests(unit)
-    if unit.contains(b"major", b"minor") and unit.contains_folded(b"prop"):
-        find_capability_fields(unit)
+        find_cuda_arch_tests(unit, seen)
+    if unit.contains(b"major", b"minor", b"ComputeCapability"):
+        find_capability_tests(unit, seen)
 
 
-def find_cuda_arch_tests(unit: Unit) -> None:
+def find_cuda_arch_tests(unit: Unit, seen: set[int]) -> None:
+    hip_macros = _hip_macros(unit)
     for match in unit.finditer(CUDA_ARCH):
         node = unit.code_node(match.start(), match.end())
-        if node is None and not _in_macro_body(unit, match.start()):
+        if node is None:
             continue
-        parent = node.parent if node is not None else None
-        if parent is not None and parent.type == "binary_expression":
+        if node.type == "preproc_arg":
+            # A macro body is text: one finding per macro that tests the architecture.
+            root, compared = node, True
+        else:
+            root, compared = condition_root(node)
+            if not (compared or _is_branch(root)):
+                continue
+            compared = compared or any(True for _ in _comparisons(root))
+        text = unit.text(root)
+        if root.start_byte in seen or any(m in text for m in hip_macros):
+            continue
+        seen.add(root.start_byte)
+        if HOST_OR_ARCH.search(text):
+            continue
+        if compared:
             message = (
-                f"`{unit.text(parent)}` compares an NVIDIA compute capability; hip-clang does "
-                "not define __CUDA_ARCH__: test a __HIP_ARCH_HAS_* feature macro"
+                f"`{' '.join(text.split())}` compares an NVIDIA compute capability; hip-clang "
+                "does not define __CUDA_ARCH__: test a __HIP_ARCH_HAS_* feature macro"
             )
         else:
             message = (
@@ -354,23 +495,153 @@ def find_cuda_arch_tests(unit: Unit) -> None:
         unit.report("PRT804", match.start(), match.end(), message)
 
 
-def find_capability_fields(unit: Unit) -> None:
+def find_capability_tests(unit: Unit, seen: set[int]) -> None:
+    operands = capability_fields(unit)
+    derived = derived_capability_names(unit, operands)
+    if derived:
+        pattern = re.compile(
+            rb"(?<![A-Za-z0-9_])(?:" + b"|".join(re.escape(n.encode()) for n in derived) + rb")"
+            rb"(?![A-Za-z0-9_])"
+        )
+        for match in unit.finditer(pattern):
+            node = unit.code_node(match.start(), match.end())
+            if node is None or node.type != "identifier":
+                continue
+            scope = derived[unit.text(node)]
+            if scope is None or scope[0] <= node.start_byte < scope[1]:
+                operands.append(node)
+    for operand in sorted(operands, key=lambda n: n.start_byte):
+        root, compared = condition_root(operand)
+        if not (compared or _is_branch(root)) or root.start_byte in seen:
+            continue
+        seen.add(root.start_byte)
+        if compared and _only_pre_maxwell(unit, root):
+            continue
+        unit.report(
+            "PRT804",
+            operand.start_byte,
+            operand.end_byte,
+            f"`{' '.join(unit.text(root).split())}` tests an NVIDIA compute capability; HIP "
+            "reports gfx-derived numbers (9.x on MI300): test the feature "
+            "(hipDeviceProp_t.gcnArchName, device attributes)",
+            node=operand,
+        )
+
+
+def capability_fields(unit: Unit) -> list[Node]:
+    """``prop.major``, ``props->minor``, ``getCurrentDeviceProperties()->major``."""
+    fields = []
     for match in unit.finditer(CAPABILITY_FIELD):
         node = unit.code_node(match.start(1), match.end(1))
         if node is None or node.type != "field_identifier":
             continue
         field = node.parent
         owner = field.child_by_field_name("argument") if field is not None else None
-        if owner is None or "prop" not in unit.text(owner).lower():
+        if owner is not None and "prop" in unit.text(owner).lower():
+            fields.append(field)
+    return fields
+
+
+def derived_capability_names(unit: Unit, fields: list[Node]) -> dict[str, tuple[int, int] | None]:
+    """Variables set from a capability, with the function they belong to (None: a variable
+    outside any function): ``int cc = prop.major * 10 + prop.minor``, ``arch_major =
+    prop.major``, ``cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev)``."""
+    targets = []
+    for field in fields:
+        value, parent = field, field.parent
+        while parent is not None and _is_arithmetic(parent):
+            value, parent = parent, parent.parent
+        if (
+            parent is not None
+            and parent.child_by_field_name(SET_VALUE.get(parent.type, "")) == value
+        ):
+            target = parent.child_by_field_name(SET_TARGET[parent.type])
+            targets.append((target, parent.type == "init_declarator"))
+    for match in unit.finditer(CAPABILITY_ATTRIBUTE):
+        targets.append((unit.code_node(match.start(1), match.end(1)), False))
+    names: dict[str, tuple[int, int] | None] = {}
+    for target, declared in targets:
+        if target is None or target.type != "identifier":
             continue
-        unit.report(
-            "PRT804",
-            field.start_byte,
-            field.end_byte,
-            f"`{unit.text(field)}` is an NVIDIA compute capability; HIP reports gfx-derived "
-            "numbers: test the feature (hipDeviceProp_t.gcnArchName, device attributes)",
-            node=field,
-        )
+        name = unit.text(target)
+        function = unit.enclosing_function(target)
+        if function is not None and not declared:
+            declared = name in local_constants(unit, function)
+        local = function is not None and declared
+        names[name] = (function.start_byte, function.end_byte) if local else None
+    return names
+
+
+def _is_arithmetic(node: Node) -> bool:
+    if node.type == "parenthesized_expression":
+        return True
+    operator = node.child_by_field_name("operator") if node.type == "binary_expression" else None
+    return operator is not None and operator.type in ("+", "-", "*", "/")
+
+
+def condition_root(node: Node) -> tuple[Node, bool]:
+    """The whole condition an operand belongs to (climbing through ``&&``, ``||``, ``!``,
+    parentheses, arithmetic and ``defined``), and whether a comparison was passed on the way."""
+    compared = False
+    current = node
+    while current.parent is not None and current.parent.type in CONDITION_PARTS:
+        parent = current.parent
+        if parent.type == "binary_expression":
+            operator = parent.child_by_field_name("operator")
+            compared = compared or (operator is not None and operator.type in COMPARISONS)
+        current = parent
+    return current, compared
+
+
+def _is_branch(root: Node) -> bool:
+    parent = root.parent
+    if root.type == "identifier" and parent is not None and parent.type == "preproc_ifdef":
+        return True
+    if parent is None:
+        return False
+    if parent.type in ("preproc_if", "preproc_elif"):
+        return parent.child_by_field_name("condition") == root
+    if parent.type == "condition_clause":
+        return True
+    if parent.type == "conditional_expression":
+        return parent.child_by_field_name("condition") == root
+    return False
+
+
+def _comparisons(root: Node):
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        stack.extend(node.named_children)
+        if node.type != "binary_expression":
+            continue
+        operator = node.child_by_field_name("operator")
+        if operator is not None and operator.type in COMPARISONS:
+            yield node
+
+
+def _only_pre_maxwell(unit: Unit, root: Node) -> bool:
+    """Whether every comparison in the condition is against a capability below 5.0 (``major <
+    2``, ``cc >= 35``) or the no-device marker 9999: CUDA 12 supports nothing older than 5.0 and
+    AMD GPUs report 9 or more, so such a test answers alike everywhere. Thresholds of ``minor``
+    do not count."""
+    thresholds = []
+    for comparison in _comparisons(root):
+        left = comparison.child_by_field_name("left")
+        right = comparison.child_by_field_name("right")
+        for side, other in ((left, right), (right, left)):
+            if side is None or side.type != "number_literal" or other is None:
+                continue
+            minor = other.type in ("field_expression", "identifier")
+            if not (minor and unit.text(other).lower().endswith("minor")):
+                thresholds.append(_integer(unit.text(side)))
+    if not thresholds or any(t is None for t in thresholds):
+        return False
+    return all(t == 9999 or t < 5 or 10 <= t < 50 or 100 <= t < 500 for t in thresholds)
+
+
+def _hip_macros(unit: Unit) -> tuple[str, ...]:
+    return tuple(unit.catalog.table("cxx").get("guards", {}).get("hip_macros", ()))
 
 
 # -- PRT805 large blocks, PRT806 dynamic parallelism ---------------------------------------------
@@ -381,7 +652,7 @@ def find_large_blocks(unit: Unit, kernels: list[Kernel]) -> None:
         return
     bounded = {k.name for k in kernels if k.launch_bounds}
     defined = {k.name for k in kernels}
-    constants = None
+    scope = None
     for match in unit.finditer(LAUNCH):
         launch = unit.node_at(match.start(), match.end()).parent
         if launch is None or launch.type != "kernel_call_syntax":
@@ -389,9 +660,9 @@ def find_large_blocks(unit: Unit, kernels: list[Kernel]) -> None:
         arguments = launch.named_children
         if len(arguments) < 2:
             continue
-        if constants is None:
-            constants = integer_constants(unit)
-        threads = block_threads(unit, arguments[1], constants)
+        if scope is None:
+            scope = BlockScope(unit)
+        threads = block_threads(unit, arguments[1], scope.constants_for(launch))
         if threads is None or threads <= BLOCK_LIMIT:
             continue
         call = launch.parent
@@ -410,17 +681,91 @@ def find_large_blocks(unit: Unit, kernels: list[Kernel]) -> None:
         )
 
 
-def integer_constants(unit: Unit) -> dict[str, int]:
-    constants = {}
-    for match in unit.finditer(INTEGER_CONSTANT):
-        name = match.group(1) or match.group(3)
-        value = match.group(2) or match.group(4)
-        constants[name.decode()] = int(value)
-    return constants
+class BlockScope:
+    """The integer constants a launch in a given function can see: the function's own
+    declarations first (a parameter or a template parameter of that name hides the file's
+    constant), then the file's ``#define``s and namespace-scope ``const``/``constexpr``s."""
+
+    def __init__(self, unit: Unit):
+        self.unit = unit
+        self.file_constants = {}
+        for match in unit.finditer(INTEGER_CONSTANT):
+            node = unit.node_at(match.start(), match.end())
+            if match.group(3) is not None and unit.enclosing_function(node) is not None:
+                continue
+            name = match.group(1) or match.group(3)
+            self.file_constants[name.decode()] = int(match.group(2) or match.group(4))
+        self._by_function: dict[int, dict[str, int | None]] = {}
+
+    def constants_for(self, launch: Node) -> _Scoped:
+        function = self.unit.enclosing_function(launch)
+        if function is None:
+            return _Scoped(self.file_constants, {})
+        local = self._by_function.get(function.start_byte)
+        if local is None:
+            local = local_constants(self.unit, function)
+            self._by_function[function.start_byte] = local
+        return _Scoped(self.file_constants, local)
 
 
-def block_threads(unit: Unit, block: Node, constants: dict[str, int]) -> int | None:
-    """Threads per block when the launch's block argument is a constant the file defines."""
+@dataclass(frozen=True)
+class _Scoped:
+    file: dict[str, int]
+    local: dict[str, int | None]
+
+    def get(self, name: str) -> int | None:
+        if name in self.local:
+            return self.local[name]
+        return self.file.get(name)
+
+
+def local_constants(unit: Unit, function: Node) -> dict[str, int | None]:
+    """Names a function declares (parameters, template parameters, locals) -> their value when
+    it is an integer literal that the function never assigns again, else None."""
+    names: dict[str, int | None] = {}
+    holders = [function.child_by_field_name("declarator")]
+    if function.parent is not None and function.parent.type == "template_declaration":
+        holders.append(function.parent.child_by_field_name("parameters"))
+    for holder in filter(None, holders):
+        for node in _descendants(holder, PARAMETERS):
+            name = node.child_by_field_name("declarator")
+            while name is not None and name.type != "identifier" and name.named_children:
+                name = name.child_by_field_name("declarator") or name.named_children[0]
+            if name is not None and name.type == "identifier":
+                names[unit.text(name)] = None
+    body = function.child_by_field_name("body")
+    if body is None:
+        return names
+    assigned = set()
+    for node in _descendants(body, LOCAL_BINDINGS):
+        if node.type == "init_declarator":
+            name = node.child_by_field_name("declarator")
+            value = node.child_by_field_name("value")
+            if name is None or name.type != "identifier":
+                continue
+            key = unit.text(name)
+            literal = value is not None and value.type == "number_literal"
+            names[key] = _integer(unit.text(value)) if literal and key not in names else None
+        else:
+            target = node.child_by_field_name("left") or node.child_by_field_name("argument")
+            if target is not None and target.type == "identifier":
+                assigned.add(unit.text(target))
+    for name in assigned:
+        names[name] = None
+    return names
+
+
+def _descendants(node: Node, types: tuple[str, ...]):
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        if current.type in types:
+            yield current
+        stack.extend(reversed(current.named_children))
+
+
+def block_threads(unit: Unit, block: Node, constants) -> int | None:
+    """Threads per block when the launch's block argument is a constant its scope defines."""
     if block.type == "number_literal":
         return _integer(unit.text(block))
     if block.type == "identifier":
@@ -525,6 +870,8 @@ def find_texture_and_interop(unit: Unit, data: HazardData) -> None:
         if node is None or not (node.type == "type_identifier" or _is_called(node)):
             continue
         name = match.group().decode()
+        if name in data.interop_in_hip:
+            continue
         unit.report(
             "PRT807",
             match.start(),
@@ -553,3 +900,71 @@ def _is_called(node: Node) -> bool:
 
 def _in_macro_body(unit: Unit, offset: int) -> bool:
     return unit.node_at(offset, offset + 1).type == "preproc_arg"
+
+
+# -- PRT808 cooperative groups that HIP covers in part -------------------------------------------
+
+COOPERATIVE_TEXT = (b"cooperative_groups", b"multi_grid", b"thread_block_tile", b"tiled_partition")
+CG_ALIAS = re.compile(rb"namespace\s+([A-Za-z_]\w*)\s*=\s*(?:::)?cooperative_groups\s*;")
+CG_TILE = re.compile(rb"(?<![A-Za-z0-9_])(?:thread_block_tile|tiled_partition)\s*<\s*(\d+)")
+
+
+def find_cooperative_groups(unit: Unit, data: HazardData) -> None:
+    """Multi-grid groups (deprecated in HIP), cooperative-groups functions HIP does not declare
+    (``cg::memcpy_async``, ``cg::this_cluster``, ...), ``binary_partition`` (needs
+    ``HIP_ENABLE_WARP_SYNC_BUILTINS``) and tiles wider than a 32-lane wavefront."""
+    if not unit.contains(*COOPERATIVE_TEXT):
+        return
+    for match in unit.finditer(_cg_pattern(data, _cg_qualifiers(unit))):
+        name = (match.group(1) or match.group(2)).decode()
+        start = match.start(1) if match.group(1) else match.start(2)
+        if unit.code_node(start, start + len(name)) is None:
+            continue
+        if name in data.cg_deprecated:
+            message = (
+                f"`{name}`: multi-grid cooperative groups are deprecated in HIP since ROCm 5.0; "
+                "launch one cooperative grid per device and synchronise the devices from the host"
+            )
+        elif name in data.cg_warp_sync:
+            message = (
+                f"`{name}` exists in HIP only when `HIP_ENABLE_WARP_SYNC_BUILTINS` is defined, "
+                "and its lane masks have 64 bits"
+            )
+        else:
+            message = f"cooperative_groups::{name} has no HIP counterpart: rewrite it in plain HIP"
+        unit.report("PRT808", start, start + len(name), message)
+    for match in unit.finditer(CG_TILE):
+        size = int(match.group(1))
+        if size <= data.cg_max_tile or unit.code_node(match.start(1), match.end(1)) is None:
+            continue
+        unit.report(
+            "PRT808",
+            match.start(1),
+            match.end(1),
+            f"tile of {size} threads: HIP tiles cannot be wider than a wavefront (64 on CDNA, "
+            "32 on RDNA GPUs)",
+        )
+
+
+def _cg_qualifiers(unit: Unit) -> tuple[bytes, ...]:
+    return (b"cooperative_groups", *(m.group(1) for m in unit.finditer(CG_ALIAS)))
+
+
+@functools.cache
+def _cg_pattern(data: HazardData, qualifiers: tuple[bytes, ...]) -> re.Pattern[bytes]:
+    """Deprecated multi-grid names anywhere; the other names only after a cooperative-groups
+    namespace (``cg::memcpy_async``), since they are common words."""
+
+    def alternatives(names):
+        return b"|".join(re.escape(n.encode()) for n in names)
+
+    return re.compile(
+        rb"(?<![A-Za-z0-9_])(?:("
+        + alternatives(data.cg_deprecated)
+        + rb")|(?:"
+        + b"|".join(re.escape(q) for q in qualifiers)
+        + rb")\s*::\s*("
+        + alternatives(data.cg_missing + data.cg_warp_sync)
+        + rb"))"
+        rb"(?![A-Za-z0-9_])"
+    )
