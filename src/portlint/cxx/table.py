@@ -75,6 +75,25 @@ class Entry:
         return bool(self.deprecated) and version_key(self.deprecated) <= rocm
 
 
+#: HIP families whose names no declaration source portlint's checks read covers, by the key
+#: ``[unchecked]`` in ``hip_overrides.toml`` gives their reason under.
+UNCHECKED_FAMILIES = {
+    "miopen": lambda e: e.api == "cudnn",
+    "hipcub": lambda e: e.api == "cub",
+    "hiprand_device": lambda e: re.match(r"^hiprand(_|State|Make|[0-9]*$)", e.hip) is not None,
+    "hipfft_callbacks": lambda e: (
+        re.match(r"^(hipfftXt|hipfftCallback|HIPFFT_CB_)", e.hip) is not None
+    ),
+    "roctx": lambda e: e.hip.startswith("roctx"),
+    "device_same_name": lambda e: e.api == "device" and e.hip == e.cuda,
+}
+
+
+def unchecked_family(entry: Entry) -> str | None:
+    """The ``[unchecked]`` family of an entry whose HIP name cannot be checked, else None."""
+    return next((key for key, test in UNCHECKED_FAMILIES.items() if test(entry)), None)
+
+
 @dataclass(frozen=True)
 class NameTable:
     names: dict[str, Entry]
