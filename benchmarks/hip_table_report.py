@@ -45,7 +45,11 @@ REASONS = (
     ("spelling", "HIP declares another spelling of HIPIFY's name (hipBLAS 3 without _v2, _t)"),
     ("newer", "HIPIFY has no answer; current HIP declares one (torch, hip-python, HIP headers)"),
     ("undeclared", "HIPIFY's HIP name is not declared by current HIP: unsupported"),
-    ("other", "HIPIFY's HIP name is not declared; another source's declared name is used"),
+    (
+        "other",
+        "another source's declared name: HIPIFY's CU_JIT_* options are hiprtcJIT_option's,"
+        " although HIPIFY maps CUjit_option to hipJitOption",
+    ),
     ("override", "hand correction with its reason (hip_overrides.toml)"),
     ("plain", "a plain word, not CUDA's spelling (texture, umin, GLenum): left out"),
 )

@@ -529,6 +529,11 @@ def vt(version: str) -> tuple[int, ...]:
     return tuple(int(p) for p in version.split("."))
 
 
+#: CUDA names whose HIPIFY answer contradicts HIPIFY's own answer for their type: CUjit_option is
+#: hipJitOption, but its CU_JIT_* options go to hiprtcJIT_option's HIPRTC_JIT_*, which C++ does not
+#: convert to hipJitOption (what hipModuleLoadDataEx takes). The lower sources' hipJitOption*
+#: answers are used. (CU_JIT_INPUT_* stay with CUjitInputType -> hiprtcJITInputType.)
+PREFER_OTHER = re.compile(r"^CU_JIT_(?!INPUT_|NUM_INPUT_TYPES)")
 VERSION_COLUMNS = (("A", "since"), ("D", "deprecated"), ("R", "removed"), ("E", "experimental"))
 
 
@@ -555,7 +560,10 @@ def merge_hipify(hipify: dict[str, dict], secondary: dict[str, dict], decls: Dec
         source = {"torch": "torch", "interop": "hip-python-interop", "rccl": "RCCL"}.get(
             other.get("_src", ""), "the CUDA headers"
         )
-        if hip and decls.is_declared(api, hip, cuda) is False:
+        if hip and PREFER_OTHER.match(cuda) and other_hip and decls.is_declared(api, other_hip):
+            entry = {"hip": other_hip, "api": api, **roc}  # HIPIFY's versions are its name's
+            why[cuda] = f"consistency: {other_hip} ({source}) instead of {hip}"
+        elif hip and decls.is_declared(api, hip, cuda) is False:
             variant = decls.variant(api, hip)
             if variant:
                 entry["hip"] = variant
