@@ -152,8 +152,19 @@ def _build(catalog: Catalog) -> NameTable:
     namespaces: dict[str, str] = {}
     versions: set[str] = set()
     successors: dict[str, str] = {}
+    successor_patterns: list[tuple[re.Pattern[str], str]] = []
     for relative in TABLES:
-        successors.update(catalog.data(relative).get("replacements", {}))
+        document = catalog.data(relative)
+        successors.update(document.get("replacements", {}))
+        successor_patterns += [
+            (re.compile(k), v) for k, v in document.get("replacement_patterns", {}).items()
+        ]
+
+    def successor(hip: str) -> str:
+        if hip in successors:
+            return successors[hip]
+        return next((new for pattern, new in successor_patterns if pattern.match(hip)), "")
+
     for relative in TABLES:
         document = catalog.data(relative)
         headers.update(document.get("headers", {}))
@@ -163,8 +174,8 @@ def _build(catalog: Catalog) -> NameTable:
             if cuda in ignored:
                 continue
             entry = _entry(cuda, raw)
-            if not entry.replacement and entry.hip in successors:
-                entry = replace(entry, replacement=successors[entry.hip])
+            if not entry.replacement and (entry.deprecated or entry.removed) and entry.hip:
+                entry = replace(entry, replacement=successor(entry.hip))
             # A device intrinsic HIP keeps under its name needs nothing on ROCm, and on the other
             # targets it is part of a kernel, which PRT705 reports once.
             if entry.api == "device" and entry.status is Status.PORTABLE:
