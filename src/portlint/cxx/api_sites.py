@@ -41,6 +41,16 @@ LIBRARY_OF_API = {
 }
 
 
+#: The AMD-only library below each portable hip* library (HIPIFY's ROC column).
+ROC_LIBRARY = {
+    "cublas": "rocBLAS",
+    "cublaslt": "rocBLAS",
+    "curand": "rocRAND",
+    "cusparse": "rocSPARSE",
+    "cusolver": "rocSOLVER",
+}
+
+
 def find_api_sites(unit: Unit, table: NameTable, rocm_version: str | None = None) -> None:
     find_names(unit, table, table.rocm_key(rocm_version))
     find_namespaces(unit, table)
@@ -122,6 +132,9 @@ def name_message(entry: Entry, status: Status, rocm: tuple[int, ...]) -> str:
             f"{head} corresponds to `{entry.hip}`{since}, which is not a drop-in replacement: "
             f"port the call by hand{why}{later}"
         )
+    if entry.roc:
+        below = ROC_LIBRARY.get(entry.api, "the ROC library")
+        return f"{head} has no HIP equivalent; {below} (AMD GPUs only) has `{entry.roc}`"
     return f"{head} has no HIP equivalent"
 
 
