@@ -43,7 +43,11 @@ LIBRARY = {
 DECLARED_SPELLING = re.compile(r"^_*(hip|HIP|make_hip|rocblas|rccl|nccl|NCCL|roctx)\w*$")
 REASONS = (
     ("spelling", "HIP declares another spelling of HIPIFY's name (hipBLAS 3 without _v2, _t)"),
-    ("newer", "HIPIFY has no answer; current HIP declares one (torch, hip-python, HIP headers)"),
+    (
+        "newer",
+        "HIPIFY has no answer; current HIP declares one (torch, hip-python, HIP headers,"
+        " or the hip* library's twin of the name: cublasX_64 -> hipblasX_64)",
+    ),
     ("undeclared", "HIPIFY's HIP name is not declared by current HIP: unsupported"),
     (
         "other",

@@ -537,6 +537,34 @@ PREFER_OTHER = re.compile(r"^CU_JIT_(?!INPUT_|NUM_INPUT_TYPES)")
 VERSION_COLUMNS = (("A", "since"), ("D", "deprecated"), ("R", "removed"), ("E", "experimental"))
 
 
+#: Libraries whose hip* layer mirrors the CUDA library name for name (hipBLAS, hipSPARSE...):
+#: a CUDA name HIPIFY leaves unanswered is answered by its declared twin (cublasX_64 ->
+#: hipblasX_64, CUSPARSE_SIDE_LEFT -> HIPSPARSE_SIDE_LEFT). Not the runtime or driver, whose
+#: lookalikes can differ in arguments (cudaGraphAddNode_v2 and hipGraphAddNode).
+LIBRARY_TWINS = {
+    "cublas": ("cublas", "hipblas"),
+    "cublaslt": ("cublasLt", "hipblasLt"),
+    "curand": ("curand", "hiprand"),
+    "cufft": ("cufft", "hipfft"),
+    "cusparse": ("cusparse", "hipsparse"),
+    "cusolver": ("cusolver", "hipsolver"),
+}
+
+
+def library_twin(api: str, cuda: str, decls: Declarations) -> str | None:
+    lower, hip_lower = LIBRARY_TWINS[api]
+    for cuda_prefix, hip_prefix in (
+        (lower, hip_lower),
+        (lower.upper() + "_", hip_lower.upper() + "_"),
+    ):
+        if cuda.startswith(cuda_prefix):
+            twin = hip_prefix + cuda[len(cuda_prefix) :]
+            for cand in (twin, re.sub(r"_v2(?=(_64)?$)", "", twin)):
+                if decls.is_declared(api, cand):
+                    return cand
+    return None
+
+
 def merge_hipify(hipify: dict[str, dict], secondary: dict[str, dict], decls: Declarations):
     """The HIPIFY rows as table entries, each checked against current HIP's declarations.
     Returns (entries, why) where ``why[cuda]`` explains an answer that differs from HIPIFY's."""
@@ -586,6 +614,11 @@ def merge_hipify(hipify: dict[str, dict], secondary: dict[str, dict], decls: Dec
             if declared:
                 entry["hip"] = other_hip
                 why[cuda] = f"revived: HIPIFY has no answer; {source} gives {other_hip}, declared"
+        if not entry["hip"] and api in LIBRARY_TWINS:
+            twin = library_twin(api, cuda, decls)
+            if twin:
+                entry["hip"] = twin
+                why[cuda] = f"twin: HIPIFY has no answer; current {api} twin {twin} is declared"
         if other.get("manual") and entry["hip"]:
             entry["manual"] = True
         entries[cuda] = entry

@@ -119,10 +119,10 @@ def test_bad_rocm_version_is_one_line_and_exit_2(value):
 
 def test_a_name_only_the_roc_library_has_gets_it_as_advice():
     table = load_table(load_catalog())
-    entry = table.names["cublasCtrsm_64"]
+    entry = table.names["cublasHSHgemvBatched"]
     newest = table.rocm_key(None)
     assert entry.status_on(newest) is Status.UNSUPPORTED
     assert name_message(entry, Status.UNSUPPORTED, newest) == (
-        "`cublasCtrsm_64` (cuBLAS) has no HIP equivalent; rocBLAS (AMD GPUs only) has "
-        "`rocblas_ctrsm_64`"
+        "`cublasHSHgemvBatched` (cuBLAS) has no HIP equivalent; rocBLAS (AMD GPUs only) has "
+        "`rocblas_hshgemv_batched`"
     )
