@@ -621,6 +621,8 @@ def merge_hipify(hipify: dict[str, dict], secondary: dict[str, dict], decls: Dec
                 why[cuda] = f"twin: HIPIFY has no answer; current {api} twin {twin} is declared"
         if other.get("manual") and entry["hip"]:
             entry["manual"] = True
+            if other.get("note"):
+                entry["note"] = other["note"]
         entries[cuda] = entry
     return entries, why
 
@@ -745,7 +747,12 @@ def build_secondary(
         if name in hip_tokens:
             names[name] = {"hip": name, "api": "device"}
         elif name.endswith("_sync") and name[: -len("_sync")] in hip_tokens:
-            names[name] = {"hip": name[: -len("_sync")], "api": "device", "manual": True}
+            names[name] = {
+                "hip": name[: -len("_sync")],
+                "api": "device",
+                "manual": True,
+                "note": "HIP declares only the form without _sync, whose arguments differ",
+            }
             notes["device_renamed"].append(name)
         elif header in ("crt/math_functions.h", "crt/device_double_functions.h") or (
             MATH_INTRINSIC.match(name)
@@ -809,7 +816,9 @@ def toml_key(k: str) -> str:
     return k if re.match(r"^[A-Za-z0-9_-]+$", k) else toml_str(k)
 
 
-FIELDS = ("hip", "api", "since", "deprecated", "removed", "experimental", "replacement", "roc")
+FIELDS = (
+    "hip", "api", "since", "deprecated", "removed", "experimental", "replacement", "roc", "note",
+)  # fmt: skip
 
 
 def render(names, headers, namespaces, sources) -> str:
