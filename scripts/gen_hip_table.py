@@ -1,26 +1,42 @@
 #!/usr/bin/env python3
 """Generate ``rules/cxx/hip_map.toml``: the CUDA -> HIP identifier and header table.
 
-Stdlib only. At run time the script fetches its sources with ``pip download`` into a temporary
-directory and reads them as text out of the wheel zips; nothing foreign is imported or executed
-(the torch table is parsed with :mod:`ast`, the Cython ``.pxd``/``.pyx`` files with regexes).
+Stdlib only. The HIPIFY tables are read from a local checkout; the other sources are fetched with
+``pip download`` into a temporary directory and read as text out of the wheel zips. Nothing
+foreign is imported or executed (the torch table is parsed with :mod:`ast`, the Cython
+``.pxd``/``.pyx`` files and the C headers with regexes).
 
-Sources, in priority order (name and version are pinned below and recorded in the output):
+Getting the HIPIFY checkout (MIT-licensed; only its facts are used)::
 
-1. ``torch`` 2.10.0 -- ``torch/utils/hipify/cuda_to_hip_mappings.py``: the annotated PyTorch
-   hipify table (``API_*`` categories, ``HIP_UNSUPPORTED`` markers). Base of the table.
-2. ``hip-python-interop`` 10.0.0.0.1.2 -- AMD's CUDA-named bindings over HIP
-   (``cuda/bindings/cy{runtime,driver,nvrtc}.pxd`` and ``{runtime,driver,nvrtc}.pyx``): every
-   ``cimport hipX as cudaY`` / ``cudaY = hip.hipX`` is a CUDA name that current HIP supports.
-   Adds driver/runtime/graph/texture names the torch table lacks, and revives names torch marks
-   unsupported that HIP has since gained.
-3. ``rocm-bindings-hip``, ``rocm-bindings-libraries``, ``rocm-bindings-systems`` 10.0.0.0.1.2 --
-   AMD's Cython declarations of the current HIP, hipRTC, hipBLAS(Lt), hipRAND, hipFFT, hipSPARSE,
-   hipSOLVER, RCCL and rocTX headers. Used (a) to check that each HIP name a mapping proposes is
-   still declared (names HIP removed, e.g. ``hipBindTexture``, become unsupported), (b) for the
-   NCCL names, which RCCL keeps unchanged, and (c) for the HIP header each library is declared in.
+    git clone https://github.com/ROCm/HIPIFY /tmp/HIPIFY
+    git -C /tmp/HIPIFY checkout 014177bc2e434ce3e834aa4f3d0e2abb1efa9796
+    python scripts/gen_hip_table.py /tmp/HIPIFY [--report]
 
-Run: ``python scripts/gen_hip_table.py [--out rules/cxx/hip_map.toml] [--report]``.
+Sources, and which one answers a CUDA name (first that applies wins):
+
+1. ``rules/cxx/hip_overrides.toml`` -- hand corrections, each with its reason; merged over this
+   table when portlint loads it, so they win over everything below.
+2. HIPIFY ``docs/tables/*.md`` at ``HIPIFY_COMMIT``: one row per CUDA name with the HIP name (the
+   MIOpen name for cuDNN), the ROC name (rocBLAS, rocSPARSE, ...) and the ROCm versions that added,
+   deprecated, removed the HIP name or marked it experimental. Headers: ``src/CUDA2HIP.cpp``.
+3. ``torch`` -- ``torch/utils/hipify/cuda_to_hip_mappings.py``: names HIPIFY lacks, and the
+   answer where HIPIFY's HIP name is not declared by current HIP but torch's is.
+4. ``hip-python-interop`` -- AMD's CUDA-named aliases of HIP (``cimport hipX as cudaY``): names
+   neither table lists, and CUDA names HIPIFY marks unsupported that HIP has since gained.
+5. The CUDA headers (from the ``triton`` wheel): the remaining functions, types, enum tags,
+   enumerators, macros and device functions; a runtime ``cudaX`` is ``hipX`` when HIP declares it.
+
+Declaration check: every HIP name the table proposes for the runtime, driver, device code,
+cuComplex, NVRTC, cuBLAS(Lt), cuRAND, cuFFT, cuSPARSE, cuSOLVER and NCCL is looked up in current
+HIP's declarations (``rocm-bindings-*`` Cython ``.pxd`` files, plus the HIP headers shipped with
+``triton`` for macros and device functions). An undeclared name is replaced by its declared
+spelling without ``_v2`` (hipBLAS 3, hipSOLVER) or with ``_t``, then by a lower source's declared
+answer; failing that, the name is marked unsupported (or, when HIPIFY says HIP removed it, kept
+with its ``removed`` version). MIOpen, hipCUB and device-side hipRAND have no declarations in those
+packages; ``[unchecked]`` in ``hip_overrides.toml`` says why they are kept as HIPIFY gives them.
+The names declared are also written to ``tests/data/hip_declared_names.txt`` for the tests.
+
+Run: ``python scripts/gen_hip_table.py HIPIFY_CHECKOUT [--out rules/cxx/hip_map.toml] [--report]``.
 """
 
 from __future__ import annotations
@@ -38,6 +54,28 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
 DEFAULT_OUT = REPO / "rules" / "cxx" / "hip_map.toml"
+DECLARED_OUT = REPO / "tests" / "data" / "hip_declared_names.txt"
+
+HIPIFY_REPO = "ROCm/HIPIFY"
+HIPIFY_COMMIT = "014177bc2e434ce3e834aa4f3d0e2abb1efa9796"
+#: HIPIFY table -> (portlint api, the column that holds the ROCm answer). cuDNN's HIP column is
+#: hipDNN, which AMD retired: its answer is the MIOpen column.
+HIPIFY_TABLES = {
+    "CUDA_Runtime_API_functions_supported_by_HIP.md": ("runtime", "HIP"),
+    "CUDA_Driver_API_functions_supported_by_HIP.md": ("driver", "HIP"),
+    "CUDA_Device_API_supported_by_HIP.md": ("device", "HIP"),
+    "cuComplex_API_supported_by_HIP.md": ("complex", "HIP"),
+    "CUDA_RTC_API_supported_by_HIP.md": ("nvrtc", "HIP"),
+    "CUBLAS_API_supported_by_HIP_and_ROC.md": ("cublas", "HIP"),
+    "CURAND_API_supported_by_HIP_and_ROC.md": ("curand", "HIP"),
+    "CUFFT_API_supported_by_HIP.md": ("cufft", "HIP"),
+    "CUSPARSE_API_supported_by_HIP_and_ROC.md": ("cusparse", "HIP"),
+    "CUSOLVER_API_supported_by_HIP_and_ROC.md": ("cusolver", "HIP"),
+    "CUDNN_API_supported_by_HIP_and_MIOPEN.md": ("cudnn", "MIOPEN"),
+    "CUB_API_supported_by_HIP.md": ("cub", "HIP"),
+}
+#: hipBLAS 3 (ROCm 7.0) dropped the ``_v2`` suffixes: the plain name takes hipDataType from then on.
+HIPBLAS_V3 = "7.0.0"
 
 TORCH = ("torch", "2.10.0", "macosx_11_0_arm64")
 HIP_PY = "10.0.0.0.1.2"
@@ -115,7 +153,9 @@ BINDING_FILES = {
 # covered by the bindings and are kept as the source gives them.
 HIP_API_NAME = re.compile(r"^(hip|HIP|rocblas|ROCBLAS|rccl|nccl|NCCL)")
 # Parts of an api that the bindings do not declare (device-side hipRAND, hipfftXt.h, rocTX macros).
-NOT_CHECKABLE = re.compile(r"^(hiprand(_|State|Make|[0-9]*$)|hipfftXt|roctx)")
+NOT_CHECKABLE = re.compile(
+    r"^(hiprand(_|State|Make|[0-9]*$)|hipfftXt|hipfftCallback|HIPFFT_CB_|roctx)"
+)
 
 # CUDA library headers -> the api whose HIP header the bindings declare (``cdef extern from``).
 # The CUDA header names are fixed facts of the CUDA toolkit; the HIP side comes from the source.
@@ -307,6 +347,8 @@ _ENUMERATOR = re.compile(r"^\s*((?:cu|CU|cuda|CUDA)\w*)\s*(?:=[^,\n]*)?,?\s*$", 
 _TYPEDEF = re.compile(
     r"\btypedef\b[^;{]*?\b((?:cu|CU|cuda|CUDA)\w*)\s*;|}\s*((?:cu|CU|cuda|CUDA)\w*)\s*;"
 )
+# Enum and struct tags: ``enum __device_builtin__ cudaMemPoolAttr {``, ``enum CUarray_format_enum``.
+_TAG = re.compile(r"\b(?:enum|struct)\s+(?:__device_builtin__\s+)?((?:cu|CU|cuda|CUDA)\w*)\s*\{")
 _DEFINE = re.compile(r"^\s*#\s*define\s+((?:cu|CU|cuda|CUDA)\w*)\b(?!\()", re.M)
 _DEFINE_ANY = re.compile(r"^\s*#\s*define\s+(\w+)\b(?!\()", re.M)
 _INTERNAL = re.compile(
@@ -338,46 +380,299 @@ def cuda_api_names(files: dict[str, str]) -> set[str]:
         out.update(_ENUMERATOR.findall(body))
         out.update(a or b for a, b in _TYPEDEF.findall(body))
         out.update(_DEFINE.findall(body))
+        out.update(_TAG.findall(body))
     return {n for n in out if not _INTERNAL.search(n)}
 
 
-# --------------------------------------------------------------------------- building
+class Declarations:
+    """What current HIP declares: the rocm-bindings Cython files per library, and the HIP headers
+    (macros, device functions, cuComplex) for the runtime, driver and device code."""
+
+    def __init__(self, bindings: dict[str, str], hip_headers: dict[str, str]) -> None:
+        self.by_stem = {stem: declared_names(text) for stem, text in bindings.items()}
+        # The bindings leave out most object-like macros (flags such as hipHostRegisterReadOnly):
+        # a macro the HIP headers define counts as declared for the runtime/driver apis.
+        macros = {
+            m
+            for text in hip_headers.values()
+            for m in _DEFINE_ANY.findall(_C_COMMENT.sub(" ", text))
+        }
+        self.by_stem["cyhip"] = self.by_stem["cyhip"] | macros
+        self.hip_tokens = set().union(*(c_tokens(t) for t in hip_headers.values()))
+        self.externs = {stem: _EXTERN.findall(text) for stem, text in bindings.items()}
+        self.header_checked = (self.hip_tokens, self.by_stem["cyhip"], self.by_stem["cyhiprtc"])
+
+    def checkable(self, api: str, hip: str, cuda: str = "") -> bool:
+        if api == "device" and hip == cuda:
+            # Same-named device and math functions come from clang's HIP headers, which no
+            # package here ships.
+            return False
+        if api in HEADER_CHECKED:
+            return bool(IDENT.match(hip)) and not NOT_CHECKABLE.match(hip)
+        return (
+            bool(BINDING_FILES.get(api))
+            and bool(HIP_API_NAME.match(hip))
+            and not (NOT_CHECKABLE.match(hip))
+        )
+
+    def is_declared(self, api: str, hip: str, cuda: str = "") -> bool | None:
+        """True/False when the declarations cover this HIP name, None when they cannot tell."""
+        if not self.checkable(api, hip, cuda):
+            return None
+        if api in HEADER_CHECKED:
+            return any(hip in names for names in self.header_checked)
+        return any(hip in self.by_stem[s] for s in BINDING_FILES[api])
+
+    def variant(self, api: str, hip: str) -> str | None:
+        """A declared spelling of a stale HIP name: without a _v2/_v3 suffix, or with _t."""
+        for cand in (re.sub(r"_v[0-9](?=(_64)?$)", "", hip), hip + "_t"):
+            if cand != hip and self.is_declared(api, cand):
+                return cand
+        return None
+
+    def names(self) -> set[str]:
+        """Every declared HIP-side identifier (for the tests' committed list)."""
+        out = set(self.hip_tokens)
+        for stem in {s for stems in BINDING_FILES.values() for s in stems}:
+            out |= self.by_stem.get(stem, set())
+        return {n for n in out if DECLARED_LIST_NAME.match(n)}
 
 
-def build(
+# The runtime, driver, device and cuComplex answers are checked whatever their spelling (hipX,
+# HIP_X, make_hipX, __hip_X) against the HIP and hipRTC bindings and the HIP headers.
+HEADER_CHECKED = frozenset({"runtime", "driver", "device", "complex"})
+DECLARED_LIST_NAME = re.compile(r"^_*(hip|HIP|make_hip|rocblas|rccl|nccl|NCCL|roctx)\w*$")
+
+
+# --------------------------------------------------------------------------- HIPIFY
+
+#: How CUDA's own names are spelled (prefixes no user code should use for its own names).
+CUDA_SPELLING = re.compile(r"^(cu|CU|_*[Cc]ub|_*CUB|__|nv|NV|make_cu|atomic)")
+_ROW = re.compile(r"^\|`([^`]+)`\|")
+_VERSION = re.compile(r"^\d+\.\d+(\.\d+)?$")
+
+
+def _column_block(columns: list[str], cells: list[str], name: str) -> dict[str, str]:
+    """The name under column ``name`` and the versions in the A/D/C/R/E columns after it."""
+    if name not in columns:
+        return {}
+    i = columns.index(name)
+    out = {"name": cells[i]}
+    for key, cell in zip(columns[i + 1 : i + 6], cells[i + 1 : i + 6], strict=True):
+        if len(key) == 1 and key in "ADCRE" and _VERSION.match(cell):
+            out[key] = cell
+    return out
+
+
+def parse_hipify_table(text: str, answer_column: str) -> list[dict]:
+    """Rows of one HIPIFY markdown table: the CUDA name, the ROCm answer with its versions
+    (A = added, D = deprecated, C = changed, R = removed, E = experimental) and the ROC name."""
+    rows = []
+    columns: list[str] = []
+    for line in text.splitlines():
+        if line.startswith("|**CUDA**"):
+            columns = [c.strip("*") for c in line.strip().strip("|").split("|")]
+            continue
+        if not _ROW.match(line) or not columns:
+            continue
+        cells = [c.strip().strip("`") for c in line.strip().strip("|").split("|")]
+        if len(cells) != len(columns):
+            raise SystemExit(f"HIPIFY row with {len(cells)} cells, header has {len(columns)}")
+        rows.append(
+            {
+                "cuda": cells[0],
+                "answer": _column_block(columns, cells, answer_column),
+                "roc": _column_block(columns, cells, "ROC").get("name", ""),
+            }
+        )
+    return rows
+
+
+def read_hipify(root: Path) -> tuple[dict[str, dict], dict[str, tuple[str, str]]]:
+    """{CUDA name: row with api} from every table, and {CUDA header: (HIP header, ROC header)}."""
+    names: dict[str, dict] = {}
+    for file, (api, column) in HIPIFY_TABLES.items():
+        path = root / "docs" / "tables" / file
+        if not path.is_file():
+            raise SystemExit(f"{path}: missing (is {root} a HIPIFY checkout?)")
+        for row in parse_hipify_table(path.read_text(encoding="utf-8"), column):
+            if not IDENT.match(row["cuda"]):
+                continue
+            answer = row["answer"].get("name", "")
+            if not CUDA_SPELLING.match(row["cuda"]) and (not answer or answer == row["cuda"]):
+                # A plain word (texture, saturate, umin, GLenum, csrqrInfo): as likely a user's
+                # own identifier as CUDA's, and there is nothing to rename it to.
+                continue
+            row["api"] = classify(row["cuda"]) if api == "cublas" else api
+            names.setdefault(row["cuda"], row)
+    cpp = (root / "src" / "CUDA2HIP.cpp").read_text(encoding="utf-8")
+    body = cpp[cpp.index("CUDA_INCLUDE_MAP") :]
+    body = body[: body.index("};")]
+    headers = {
+        m.group(1): (m.group(2), m.group(3))
+        for m in re.finditer(r'\{"([^"]+)",\s*\{"([^"]*)",\s*"([^"]*)"', body)
+    }
+    return names, headers
+
+
+def hipify_commit(root: Path) -> str | None:
+    try:
+        out = subprocess.run(
+            ["git", "-C", str(root), "rev-parse", "HEAD"], capture_output=True, text=True
+        )
+    except OSError:
+        return None
+    return out.stdout.strip() if out.returncode == 0 else None
+
+
+def vt(version: str) -> tuple[int, ...]:
+    return tuple(int(p) for p in version.split("."))
+
+
+#: CUDA names whose HIPIFY answer contradicts HIPIFY's own answer for their type: CUjit_option is
+#: hipJitOption, but its CU_JIT_* options go to hiprtcJIT_option's HIPRTC_JIT_*, which C++ does not
+#: convert to hipJitOption (what hipModuleLoadDataEx takes). The lower sources' hipJitOption*
+#: answers are used. (CU_JIT_INPUT_* stay with CUjitInputType -> hiprtcJITInputType.)
+PREFER_OTHER = re.compile(r"^CU_JIT_(?!INPUT_|NUM_INPUT_TYPES)")
+VERSION_COLUMNS = (("A", "since"), ("D", "deprecated"), ("R", "removed"), ("E", "experimental"))
+
+
+#: Libraries whose hip* layer mirrors the CUDA library name for name (hipBLAS, hipSPARSE...):
+#: a CUDA name HIPIFY leaves unanswered is answered by its declared twin (cublasX_64 ->
+#: hipblasX_64, CUSPARSE_SIDE_LEFT -> HIPSPARSE_SIDE_LEFT). Not the runtime or driver, whose
+#: lookalikes can differ in arguments (cudaGraphAddNode_v2 and hipGraphAddNode).
+LIBRARY_TWINS = {
+    "cublas": ("cublas", "hipblas"),
+    "cublaslt": ("cublasLt", "hipblasLt"),
+    "curand": ("curand", "hiprand"),
+    "cufft": ("cufft", "hipfft"),
+    "cusparse": ("cusparse", "hipsparse"),
+    "cusolver": ("cusolver", "hipsolver"),
+}
+
+
+def library_twin(api: str, cuda: str, decls: Declarations) -> str | None:
+    lower, hip_lower = LIBRARY_TWINS[api]
+    for cuda_prefix, hip_prefix in (
+        (lower, hip_lower),
+        (lower.upper() + "_", hip_lower.upper() + "_"),
+    ):
+        if cuda.startswith(cuda_prefix):
+            twin = hip_prefix + cuda[len(cuda_prefix) :]
+            for cand in (twin, re.sub(r"_v2(?=(_64)?$)", "", twin)):
+                if decls.is_declared(api, cand):
+                    return cand
+    return None
+
+
+def merge_hipify(hipify: dict[str, dict], secondary: dict[str, dict], decls: Declarations):
+    """The HIPIFY rows as table entries, each checked against current HIP's declarations.
+    Returns (entries, why) where ``why[cuda]`` explains an answer that differs from HIPIFY's."""
+    entries: dict[str, dict] = {}
+    why: dict[str, str] = {}
+    for cuda, row in hipify.items():
+        api = row["api"]
+        answer = row["answer"]
+        hip = answer.get("name", "")
+        entry = {"hip": hip, "api": api}
+        for key, field in VERSION_COLUMNS:
+            if key in answer and hip:
+                entry[field] = answer[key]
+        if row["roc"]:
+            entry["roc"] = row["roc"]
+        if api == "cudnn" and hip:
+            entry["manual"] = True  # MIOpen is not cuDNN under new names: PRT703
+        roc = {"roc": row["roc"]} if row["roc"] else {}
+        other = secondary.get(cuda, {})
+        other_hip = other.get("hip", "")
+        source = {"torch": "torch", "interop": "hip-python-interop", "rccl": "RCCL"}.get(
+            other.get("_src", ""), "the CUDA headers"
+        )
+        if hip and PREFER_OTHER.match(cuda) and other_hip and decls.is_declared(api, other_hip):
+            entry = {"hip": other_hip, "api": api, **roc}  # HIPIFY's versions are its name's
+            why[cuda] = f"consistency: {other_hip} ({source}) instead of {hip}"
+        elif hip and decls.is_declared(api, hip, cuda) is False:
+            variant = decls.variant(api, hip)
+            if variant:
+                entry["hip"] = variant
+                if api.startswith("cublas") and "_v2" in hip:
+                    entry["since"] = HIPBLAS_V3
+                why[cuda] = f"declared-variant: HIP declares {variant}, not {hip}"
+            elif other_hip and decls.is_declared(api, other_hip):
+                entry = {"hip": other_hip, "api": api, **roc}
+                why[cuda] = f"other-source: {hip} is not declared; {source} gives {other_hip}"
+            elif "removed" in entry:
+                why[cuda] = f"removed: HIP removed {hip} in {entry['removed']}"
+            else:
+                entry = {"hip": "", "api": api, **roc}
+                why[cuda] = f"undeclared: current HIP does not declare {hip}"
+        elif not hip and other_hip:
+            if other_hip == cuda:  # a device function HIP now has under the CUDA name
+                declared = api == "device" and cuda in decls.hip_tokens
+            else:
+                declared = decls.is_declared(api, other_hip, cuda)
+            if declared:
+                entry["hip"] = other_hip
+                why[cuda] = f"revived: HIPIFY has no answer; {source} gives {other_hip}, declared"
+        if not entry["hip"] and api in LIBRARY_TWINS:
+            twin = library_twin(api, cuda, decls)
+            if twin:
+                entry["hip"] = twin
+                why[cuda] = f"twin: HIPIFY has no answer; current {api} twin {twin} is declared"
+        if other.get("manual") and entry["hip"]:
+            entry["manual"] = True
+            if other.get("note"):
+                entry["note"] = other["note"]
+        entries[cuda] = entry
+    return entries, why
+
+
+def deprecation_replacements(entries: dict[str, dict], decls: Declarations) -> None:
+    """A deprecated HIP name's replacement, where its declared successor is another spelling of
+    it (``hipX_v2``, ``hipX`` without ``_v2``) that is not itself deprecated."""
+    live = {e["hip"] for e in entries.values() if e.get("hip") and "deprecated" not in e}
+    for entry in entries.values():
+        hip = entry.get("hip", "")
+        if "deprecated" not in entry or not hip:
+            continue
+        for cand in (hip + "_v2", re.sub(r"_v[0-9]$", "", hip)):
+            if cand != hip and cand in live and decls.is_declared(entry["api"], cand) is not False:
+                entry["replacement"] = cand
+                break
+
+
+def final_headers(
+    hipify_headers: dict[str, tuple[str, str]], secondary_headers: dict[str, str], decls
+) -> dict[str, str]:
+    """Headers: the secondary sources' answers (current paths such as ``hipblas/hipblas.h``)
+    win; HIPIFY adds the rest, with a bare library header moved to the folder current ROCm
+    installs it in."""
+    installed = {Path(h).name: h for paths in decls.externs.values() for h in paths if "/" in h}
+    headers = dict(secondary_headers)
+    for cuda, (hip, _roc) in hipify_headers.items():
+        if not hip or cuda in headers or not re.search(r"\.(h|hpp|cuh)$", cuda):
+            continue
+        if cuda.startswith("caffe2/"):  # PyTorch's own headers, not CUDA's
+            continue
+        headers[cuda] = installed.get(hip, hip) if "/" not in hip else hip
+    return headers
+
+
+def build_secondary(
     torch_text: str,
     interop_files: dict[str, str],
-    bindings: dict[str, str],
+    decls: Declarations,
     cuda_headers: dict[str, str],
-    hip_headers: dict[str, str],
 ):
     stats: Counter = Counter()
     notes: dict[str, list[str]] = {
         "removed": [], "revived": [], "added": [], "renamed": [], "device_renamed": [],
     }  # fmt: skip
-    decl = {stem: declared_names(text) for stem, text in bindings.items()}
-    # The bindings leave out most object-like macros (flags such as hipHostRegisterReadOnly):
-    # a macro the HIP 6.2 headers define counts as declared for the runtime/driver apis.
-    hip_macros = {
-        m for text in hip_headers.values() for m in _DEFINE_ANY.findall(_C_COMMENT.sub(" ", text))
-    }
-    decl["cyhip"] = decl["cyhip"] | hip_macros
-    hip_tokens = set().union(*(c_tokens(t) for t in hip_headers.values()))
-    externs = {stem: _EXTERN.findall(text) for stem, text in bindings.items()}
-
-    def is_declared(api: str, hip: str) -> bool | None:
-        """True/False when the bindings cover this HIP name, None when they cannot tell."""
-        stems = BINDING_FILES.get(api)
-        if not stems or not HIP_API_NAME.match(hip) or NOT_CHECKABLE.match(hip):
-            return None
-        return any(hip in decl[s] for s in stems)
-
-    def declared_variant(api: str, hip: str) -> str | None:
-        """A declared spelling of a stale HIP name: without a _v2/_v3 suffix, or with _t."""
-        for cand in (re.sub(r"_v[0-9]$", "", hip), hip + "_t"):
-            if cand != hip and is_declared(api, cand):
-                return cand
-        return None
+    decl = decls.by_stem
+    hip_tokens = decls.hip_tokens
+    externs = decls.externs
+    is_declared = decls.is_declared
+    declared_variant = decls.variant
 
     maps = parse_torch(torch_text)
     names: dict[str, dict] = {}
@@ -406,7 +701,12 @@ def build(
                 stats["torch_duplicates"] += 1
                 continue
             api = classify(cuda, torch_api)
-            names[cuda] = {"hip": "" if unsupported else hip, "api": api, "_cand": hip}
+            names[cuda] = {
+                "hip": "" if unsupported else hip,
+                "api": api,
+                "_cand": hip,
+                "_src": "torch",
+            }
             stats["torch_unsupported" if unsupported else "torch_supported"] += 1
 
     # 2. hip-python-interop: names current HIP supports under a CUDA spelling.
@@ -417,10 +717,11 @@ def build(
             continue
         entry = names.get(cuda)
         if entry is None:
-            names[cuda] = {"hip": hip, "api": classify(cuda), "_cand": hip}
+            names[cuda] = {"hip": hip, "api": classify(cuda), "_cand": hip, "_src": "interop"}
             notes["added"].append(cuda)
         elif not entry["hip"]:
             entry["hip"] = entry["_cand"] = hip
+            entry["_src"] = "interop"
             notes["revived"].append(cuda)
         elif entry["hip"] != hip and is_declared(entry["api"], entry["hip"]) is False:
             notes["renamed"].append(f"{cuda}: {entry['hip']} -> {hip}")
@@ -431,7 +732,7 @@ def build(
     # 3. NCCL: RCCL declares the NCCL API under the same names.
     for name in sorted(decl.get("cyrccl", ())):
         if re.match(r"^(nccl|NCCL_)", name):
-            names.setdefault(name, {"hip": name, "api": "nccl", "_cand": name})
+            names.setdefault(name, {"hip": name, "api": "nccl", "_cand": name, "_src": "rccl"})
             stats["nccl_names"] += 1
 
     # 4. device functions: HIP keeps the CUDA names; a *_sync warp op HIP lacks falls back to
@@ -446,7 +747,12 @@ def build(
         if name in hip_tokens:
             names[name] = {"hip": name, "api": "device"}
         elif name.endswith("_sync") and name[: -len("_sync")] in hip_tokens:
-            names[name] = {"hip": name[: -len("_sync")], "api": "device", "manual": True}
+            names[name] = {
+                "hip": name[: -len("_sync")],
+                "api": "device",
+                "manual": True,
+                "note": "HIP declares only the form without _sync, whose arguments differ",
+            }
             notes["device_renamed"].append(name)
         elif header in ("crt/math_functions.h", "crt/device_double_functions.h") or (
             MATH_INTRINSIC.match(name)
@@ -466,7 +772,7 @@ def build(
         hip = ""
         if name.startswith("cuda") and "hip" + name[4:] in decl["cyhip"]:
             hip = "hip" + name[4:]
-        names[name] = {"hip": hip, "api": kind, "_interop": True}
+        names[name] = {"hip": hip, "api": kind, "_interop": True, "_src": "cuda-headers"}
         stats["cuda_header_names_supported" if hip else "cuda_header_names_unsupported"] += 1
 
     # 6. check proposed HIP names against the current HIP declarations.
@@ -496,9 +802,6 @@ def build(
     for cuda_header, hip_header in DOMAIN_HEADERS.items():
         headers.setdefault(cuda_header, hip_header)
 
-    for entry in names.values():
-        for k in [k for k in entry if k.startswith("_")]:
-            del entry[k]
     return names, headers, namespaces, stats, notes
 
 
@@ -513,11 +816,17 @@ def toml_key(k: str) -> str:
     return k if re.match(r"^[A-Za-z0-9_-]+$", k) else toml_str(k)
 
 
+FIELDS = (
+    "hip", "api", "since", "deprecated", "removed", "experimental", "replacement", "roc", "note",
+)  # fmt: skip
+
+
 def render(names, headers, namespaces, sources) -> str:
     out = [
         "# Generated by scripts/gen_hip_table.py — do not edit by hand.",
         "[source]",
         'generator = "scripts/gen_hip_table.py"',
+        f'hipify = "{HIPIFY_REPO}@{HIPIFY_COMMIT}"',
         "sources = [",
         *[f"    {toml_str(s)}," for s in sources],
         "]",
@@ -528,11 +837,14 @@ def render(names, headers, namespaces, sources) -> str:
         "[namespaces]   # CUDA C++ namespace -> HIP namespace (members keep their names)",
         *[f"{toml_str(k)} = {toml_str(namespaces[k])}" for k in sorted(namespaces)],
         "",
-        '[names]     # every CUDA identifier; hip = "" means HIP has no equivalent',
+        '# every CUDA identifier; hip = "" means HIP has no equivalent. since / deprecated /',
+        "# removed / experimental: the ROCm version of that event for the HIP name; roc: the",
+        "# rocBLAS/rocSPARSE/... name below the portable hip* layer (advice only).",
+        "[names]",
     ]
     for cuda in sorted(names):
         e = names[cuda]
-        fields = [f"hip = {toml_str(e['hip'])}", f"api = {toml_str(e['api'])}"]
+        fields = [f"{k} = {toml_str(e[k])}" for k in FIELDS if e.get(k) or k in ("hip", "api")]
         if e.get("manual"):
             fields.append("manual = true")
         out.append(f"{toml_key(cuda)} = {{ {', '.join(fields)} }}")
@@ -541,10 +853,16 @@ def render(names, headers, namespaces, sources) -> str:
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("hipify", type=Path, help=f"checkout of {HIPIFY_REPO} at {HIPIFY_COMMIT}")
     ap.add_argument("--out", type=Path, default=DEFAULT_OUT)
+    ap.add_argument("--declared-out", type=Path, default=DECLARED_OUT)
     ap.add_argument("--report", action="store_true", help="print what each source contributed")
     args = ap.parse_args(argv)
+    commit = hipify_commit(args.hipify)
+    if commit is not None and commit != HIPIFY_COMMIT:
+        raise SystemExit(f"{args.hipify} is at {commit}, expected {HIPIFY_COMMIT}")
     t0 = time.monotonic()
+    hipify, hipify_headers = read_hipify(args.hipify)
     with tempfile.TemporaryDirectory(prefix="gen_hip_table_") as tmp:
         tmpd = Path(tmp)
         torch_whl = pip_download(TORCH, tmpd)
@@ -562,10 +880,20 @@ def main(argv=None) -> int:
         for whl in rb_wheels:
             for path, text in read_matching(whl, r"^rocm/bindings/cy\w+\.pxd$").items():
                 bindings[Path(path).stem] = text
-    names, headers, namespaces, stats, notes = build(
-        torch_text, interop_files, bindings, cuda_headers, hip_headers
+    decls = Declarations(bindings, hip_headers)
+    secondary, headers, namespaces, stats, _notes = build_secondary(
+        torch_text, interop_files, decls, cuda_headers
     )
+    entries, why = merge_hipify(hipify, secondary, decls)
+    deprecation_replacements(entries, decls)
+    names = dict(entries)
+    for cuda, entry in secondary.items():
+        if cuda not in names:
+            names[cuda] = {k: v for k, v in entry.items() if not k.startswith("_")}
+    headers = final_headers(hipify_headers, headers, decls)
     sources = [
+        f"{HIPIFY_REPO}@{HIPIFY_COMMIT} docs/tables/*.md (names, versions) and src/CUDA2HIP.cpp "
+        "(headers)",
         f"{TORCH[0]} {TORCH[1]} {TORCH_FILE}",
         f"{INTEROP[0]} {INTEROP[1]} cuda/bindings/cy{{runtime,driver,nvrtc}}.pxd, "
         "{runtime,driver,nvrtc}.pyx",
@@ -577,17 +905,39 @@ def main(argv=None) -> int:
     ]
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(render(names, headers, namespaces, sources), encoding="utf-8")
+    declared = sorted(decls.names())
+    args.declared_out.parent.mkdir(parents=True, exist_ok=True)
+    args.declared_out.write_text(
+        "# Generated by scripts/gen_hip_table.py: HIP identifiers declared by "
+        + ", ".join(f"{s[0]} {s[1]}" for s in (RB_HIP, RB_LIBS, RB_SYS))
+        + f" and the HIP headers of {TRITON[0]} {TRITON[1]}.\n"
+        + "\n".join(declared)
+        + "\n",
+        encoding="utf-8",
+    )
     unsupported = sum(1 for e in names.values() if not e["hip"])
     print(
-        f"wrote {args.out}: {len(names)} names ({unsupported} unsupported, "
-        f"{unsupported / max(len(names), 1):.1%}), {len(headers)} headers, "
-        f"{len(namespaces)} namespaces in {time.monotonic() - t0:.1f}s"
+        f"wrote {args.out}: {len(names)} names ({len(hipify)} from HIPIFY, {unsupported} "
+        f"unsupported), {len(headers)} headers, {len(namespaces)} namespaces; "
+        f"{len(declared)} declared names to {args.declared_out} in {time.monotonic() - t0:.1f}s"
     )
     if args.report:
         print("per api:", dict(sorted(Counter(e["api"] for e in names.values()).items())))
+        print("differences from HIPIFY:", dict(Counter(w.split(":")[0] for w in why.values())))
+        for cuda in sorted(why):
+            print(f"  {cuda}: {why[cuda]}")
+        disagree = [
+            f"{c}: hipify {e['hip']} / {secondary[c]['hip']}"
+            for c, e in entries.items()
+            if c in secondary
+            and secondary[c].get("hip")
+            and e["hip"]
+            and e["hip"] != secondary[c]["hip"]
+            and c not in why
+        ]
+        print(f"HIPIFY and the secondary sources disagree ({len(disagree)}):")
+        print("\n".join("  " + d for d in disagree))
         print("stats:", dict(stats))
-        for k, v in notes.items():
-            print(f"{k} ({len(v)}):", ", ".join(v[:400]))
     return 0
 
 

@@ -18,6 +18,7 @@ from portlint.config import (
     Settings,
     find_config,
     load_settings,
+    parse_rocm_version,
     parse_selectors,
     parse_targets,
     with_inferred_min_torch,
@@ -53,6 +54,12 @@ def build_parser() -> argparse.ArgumentParser:
         "--target",
         help="comma-separated targets: rocm,npu,mlu,xpu,mps,cpu or all (default: all), "
         "and arm64 for Arm hosts (only when named)",
+    )
+    parser.add_argument(
+        "--rocm-version",
+        metavar="X.Y",
+        help="oldest ROCm release to support: HIP names added later are reported as unsupported "
+        "(default: the newest release in portlint's HIP table)",
     )
     parser.add_argument("--select", help="rule codes or prefixes to enable (replaces the config)")
     parser.add_argument("--ignore", help="rule codes or prefixes to disable")
@@ -171,6 +178,8 @@ def resolve_settings(args: argparse.Namespace) -> Settings:
     changes = {}
     if args.target:
         changes["targets"] = parse_targets(args.target, "--target")
+    if args.rocm_version:
+        changes["rocm_version"] = parse_rocm_version(args.rocm_version, "--rocm-version")
     if args.select:
         changes["select"] = parse_selectors(args.select, "--select")
     if args.ignore:

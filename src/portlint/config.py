@@ -19,6 +19,7 @@ CONFIG_KEYS = (
     "extend-exclude",
     "per-file-ignores",
     "min-torch",
+    "rocm-version",
 )
 SELECTOR = re.compile(r"^(ALL|PRT\d{0,3})$")
 VERSION = re.compile(r"^\d+\.\d+(\.\d+)?$")
@@ -42,6 +43,9 @@ class Settings:
     #: Where ``min_torch`` came from: "default", the config file, or the torch requirement it
     #: was inferred from.
     min_torch_from: str = "default"
+    #: The oldest ROCm release the project supports: a HIP name added later is reported as
+    #: unsupported. None: the newest release portlint's HIP table knows.
+    rocm_version: str | None = None
     #: The file the settings came from, if any; relative patterns are taken from its folder.
     config_path: Path | None = None
 
@@ -130,7 +134,15 @@ def apply_table(settings: Settings, table: dict[str, Any], source: str) -> Setti
                 )
             changes[attribute] = value
             changes["min_torch_from"] = source
+        elif key == "rocm-version":
+            changes[attribute] = parse_rocm_version(value, f"{source}: 'rocm-version'")
     return replace(settings, **changes)
+
+
+def parse_rocm_version(value: Any, context: str) -> str:
+    if not isinstance(value, str) or not VERSION.match(value):
+        raise ConfigError(f'{context} must be a version string such as "6.2", got {value!r}')
+    return value
 
 
 def parse_targets(value: Any, context: str) -> tuple[str, ...]:

@@ -85,7 +85,7 @@ ANALYSERS: dict[str, Analyser] = {
     "pyproject": Analyser("portlint.deploy.analysers", "is_candidate", "analyse_pyproject"),
     "setup-cfg": Analyser("portlint.deploy.analysers", "is_candidate", "analyse_setup_cfg"),
     "cmake": Analyser("portlint.deploy.analysers", "is_candidate", "analyse_cmake"),
-    "cxx": Analyser("portlint.cxx.analyser", "is_candidate", "analyse_cxx"),
+    "cxx": Analyser("portlint.cxx.analyser", "is_candidate", "analyse_cxx", takes_settings=True),
 }
 #: Languages whose files declare their encoding as Python source does (PEP 263).
 PYTHON_LANGUAGES = frozenset({"python", "python-setup"})

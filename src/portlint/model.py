@@ -56,6 +56,10 @@ class Advice:
     status: Status
     replacement: str | None = None
     note: str | None = None
+    #: The release of the target's software that added ``replacement`` (ROCm, for HIP names).
+    since: str | None = None
+    #: A further counterpart below the portable one, as advice (rocBLAS below hipBLAS).
+    roc: str | None = None
 
     @property
     def portable(self) -> bool:

@@ -12,9 +12,13 @@ from __future__ import annotations
 
 import os
 import re
+from typing import TYPE_CHECKING
 
 from portlint.catalog import Catalog
 from portlint.model import Finding, SourceFile
+
+if TYPE_CHECKING:
+    from portlint.config import Settings
 
 #: Text at least one of which a file must contain for any C++ rule to fire. Checked against every
 #: name of the table in tests/test_cxx_analyser.py.
@@ -26,6 +30,7 @@ CANDIDATE = re.compile(
     r"|\btex[123C]|\bsurf[123C]|__half|__nv_|mtgp32|gesvdj|syevj|libraryPropertyType"
     r"|surfaceReference|textureReference|\.cuh\b|channel_descriptor\.h|vector_types\.h"
     r"|driver_types\.h|device_functions\.h|library_types\.h"
+    r"|math_constants\.h|NVCL_|NVFFT_|CUB_|Cub[A-Z]|make_cu"
 )
 
 
@@ -34,7 +39,9 @@ def is_candidate(text: str) -> bool:
     return CANDIDATE.search(text) is not None
 
 
-def analyse_cxx(source: SourceFile, catalog: Catalog) -> list[Finding]:
+def analyse_cxx(
+    source: SourceFile, catalog: Catalog, settings: Settings | None = None
+) -> list[Finding]:
     """All findings in one C++/CUDA file, in file order."""
     from portlint.cxx.api_sites import find_api_sites
     from portlint.cxx.hazards import find_hazards
@@ -59,7 +66,7 @@ def analyse_cxx(source: SourceFile, catalog: Catalog) -> list[Finding]:
         guarded=hip_guarded_lines(index.lines, hip_macros),
     )
     kernels = find_kernels(unit)
-    find_api_sites(unit, load_table(catalog))
+    find_api_sites(unit, load_table(catalog), settings.rocm_version if settings else None)
     report_kernels(unit, kernels)
     find_hazards(unit, kernels)
     return sorted(unit.findings, key=lambda f: (f.span, f.code))

@@ -36,58 +36,106 @@ LIBRARY_OF_API = {
     "nvrtc": "NVRTC",
     "nccl": "NCCL",
     "nvtx": "NVTX",
+    "cub": "CUB",
     "other": "CUDA",
 }
 
 
-def find_api_sites(unit: Unit, table: NameTable) -> None:
-    find_names(unit, table)
+#: The AMD-only library below each portable hip* library (HIPIFY's ROC column).
+ROC_LIBRARY = {
+    "cublas": "rocBLAS",
+    "cublaslt": "rocBLAS",
+    "curand": "rocRAND",
+    "cusparse": "rocSPARSE",
+    "cusolver": "rocSOLVER",
+}
+
+
+def find_api_sites(unit: Unit, table: NameTable, rocm_version: str | None = None) -> None:
+    find_names(unit, table, table.rocm_key(rocm_version))
     find_namespaces(unit, table)
     find_headers(unit, table)
 
 
-def find_names(unit: Unit, table: NameTable) -> None:
+def find_names(unit: Unit, table: NameTable, rocm: tuple[int, ...]) -> None:
     for match in unit.finditer(table.candidates):
         entry = table.lookup(match.group().decode("ascii", "replace"))
         if entry is None:
             continue
+        if not entry.listed and defined_here(unit, entry.cuda):
+            continue
         node = unit.code_node(match.start(), match.end())
         if node is None or node.type not in NAME_NODES:
             continue
-        report_entry(unit, entry, match.start(), match.end(), node)
+        report_entry(unit, entry, match.start(), match.end(), node, rocm)
 
 
-def report_entry(unit: Unit, entry: Entry, start: int, end: int, node) -> None:
-    status = entry.status
+def defined_here(unit: Unit, name: str) -> bool:
+    """Whether the file #defines ``name`` itself (a user's CUDNN_CALL-style macro)."""
+    pattern = rb"#[ \t]*define[ \t]+" + re.escape(name.encode()) + rb"\b"
+    return re.search(pattern, unit.data) is not None
+
+
+def report_entry(unit: Unit, entry: Entry, start: int, end: int, node, rocm) -> None:
+    status = entry.status_on(rocm)
     code = CODE_BY_STATUS[status]
     rule = unit.catalog.rules[code]
-    rocm = Advice(status, entry.hip or None)
-    targets = {"rocm": rocm}
+    usable = status is not Status.UNSUPPORTED
+    rocm_advice = Advice(
+        status,
+        entry.hip if usable and entry.hip else None,
+        since=entry.since or None,
+        roc=entry.roc or None,
+    )
+    targets = {"rocm": rocm_advice}
     # Device code is reported for the targets without CUDA once per kernel (PRT705).
     if entry.api != "device" and not unit.in_device_code(node):
         targets.update({t: a for t, a in rule.targets.items() if t != "rocm"})
     replacement = entry.hip if status is Status.RENAME else None
-    unit.report(code, start, end, name_message(entry), targets, replacement=replacement, node=node)
+    message = name_message(entry, status, rocm)
+    unit.report(code, start, end, message, targets, replacement=replacement, node=node)
 
 
-def name_message(entry: Entry) -> str:
+def version_text(key: tuple[int, ...]) -> str:
+    return ".".join(str(p) for p in key)
+
+
+def name_message(entry: Entry, status: Status, rocm: tuple[int, ...]) -> str:
     library = LIBRARY_OF_API.get(entry.api, "CUDA")
-    status = entry.status
+    head = f"`{entry.cuda}` ({library})"
+    instead = f": use `{entry.replacement}`" if entry.replacement else ""
+    if entry.hip and entry.removed_by(rocm):
+        return f"{head} was `{entry.hip}` in HIP, removed in ROCm {entry.removed}{instead}"
+    if entry.hip and entry.added_after(rocm):
+        return (
+            f"{head} is `{entry.hip}` in HIP, added in ROCm {entry.since}: not available on "
+            f"ROCm {version_text(rocm)} (rocm-version)"
+        )
+    since = f" (ROCm {entry.since}+)" if entry.since else ""
+    later = ""
+    if entry.deprecated_by(rocm):
+        later = f"; deprecated since ROCm {entry.deprecated}{instead}"
+    elif entry.experimental:
+        later = f"; experimental in ROCm {entry.experimental}"
     if status is Status.RENAME:
-        return f"`{entry.cuda}` ({library}) is `{entry.hip}` in HIP"
+        return f"{head} is `{entry.hip}` in HIP{since}{later}"
     if status is Status.PORTABLE:
-        return f"`{entry.cuda}` ({library}) keeps its name on ROCm; other targets have no CUDA"
+        return f"{head} keeps its name on ROCm{since}; other targets have no CUDA{later}"
     if status is Status.MANUAL and not entry.listed:
         return (
-            f"`{entry.cuda}` ({library}) is not in portlint's table: look up its ROCm "
-            "counterpart and port the call by hand"
+            f"{head} is not in portlint's table: look up its ROCm counterpart and port the call "
+            "by hand"
         )
     if status is Status.MANUAL:
+        why = f" ({entry.note})" if entry.note else ""
         return (
-            f"`{entry.cuda}` ({library}) corresponds to `{entry.hip}`, which is not a drop-in "
-            "replacement: port the call by hand"
+            f"{head} corresponds to `{entry.hip}`{since}, which is not a drop-in replacement: "
+            f"port the call by hand{why}{later}"
         )
-    return f"`{entry.cuda}` ({library}) has no HIP equivalent"
+    if entry.roc:
+        below = ROC_LIBRARY.get(entry.api, "the ROC library")
+        return f"{head} has no HIP equivalent; {below} (AMD GPUs only) has `{entry.roc}`"
+    return f"{head} has no HIP equivalent"
 
 
 def find_namespaces(unit: Unit, table: NameTable) -> None:

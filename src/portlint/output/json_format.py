@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any, TextIO
 
-from portlint.model import Finding
+from portlint.model import Advice, Finding
 from portlint.output.positions import one_based
 from portlint.output.report import Report
 
@@ -23,12 +23,19 @@ def finding_to_json(finding: Finding) -> dict[str, Any]:
         "severity": finding.severity.value,
         "message": finding.message,
         "symbol": finding.symbol,
-        "targets": {
-            target: {"status": advice.status.value, "replacement": advice.replacement}
-            for target, advice in finding.targets.items()
-        },
+        "targets": {target: advice_to_json(advice) for target, advice in finding.targets.items()},
         "fix": fix_to_json(finding),
     }
+
+
+def advice_to_json(advice: Advice) -> dict[str, Any]:
+    out: dict[str, Any] = {"status": advice.status.value, "replacement": advice.replacement}
+    # Added fields, present only where known (C++ API sites on rocm).
+    if advice.since:
+        out["since"] = advice.since
+    if advice.roc:
+        out["roc"] = advice.roc
+    return out
 
 
 def fix_to_json(finding: Finding) -> dict[str, Any] | None:
