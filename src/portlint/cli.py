@@ -9,7 +9,7 @@ import sys
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
 
 from portlint import __version__
 from portlint.catalog import load_catalog
@@ -29,6 +29,9 @@ from portlint.model import FileResult, Finding, SourceFile
 from portlint.output import FORMATS, render
 from portlint.output.report import Report
 from portlint.writer import FileChanged, write_source
+
+if TYPE_CHECKING:
+    from portlint.cache import Cache
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 
@@ -80,6 +83,15 @@ def build_parser() -> argparse.ArgumentParser:
         "--no-respect-gitignore", action="store_true", help="lint files that .gitignore excludes"
     )
     parser.add_argument("-j", "--jobs", type=int, help="worker processes (default: CPU count)")
+    parser.add_argument(
+        "--no-cache", action="store_true", help="read and analyse every file (ignore the cache)"
+    )
+    parser.add_argument(
+        "--cache-dir",
+        type=Path,
+        metavar="DIR",
+        help="where results are cached (default: .portlint_cache in the project root)",
+    )
     fixes = parser.add_argument_group("fixes")
     fixes.add_argument("--fix", action="store_true", help="apply safe fixes to the files")
     fixes.add_argument(
@@ -200,7 +212,16 @@ def run_check(argv: Sequence[str]) -> int:
     fixing = None
     if args.fix or args.diff:
         fixing = FixPolicy(unsafe=args.unsafe_fixes, targets=settings.targets)
-    run = collect(lint_paths(candidates, settings, jobs=args.jobs, fixing=fixing), args)
+    cache = open_cache(args, settings)
+    results = lint_paths(candidates, settings, jobs=args.jobs, fixing=fixing, cache=cache)
+    if show_progress(args):
+        from portlint.progress import with_progress
+
+        results = with_progress(results, len(candidates))
+    run = collect(results, args)
+    problem = cache.save() if cache is not None else None
+    if problem:
+        warn(problem)
     findings, fixed = run.findings, run.fixed
     if args.diff:
         sys.stdout.write("".join(sorted(run.diffs)))
@@ -234,6 +255,28 @@ def run_check(argv: Sequence[str]) -> int:
     if findings and not args.exit_zero:
         return EXIT_FINDINGS
     return EXIT_CLEAN
+
+
+def open_cache(args: argparse.Namespace, settings: Settings) -> Cache | None:
+    if args.no_cache or os.environ.get("PORTLINT_NO_CACHE"):
+        return None
+    from portlint.cache import Cache, cache_dir
+
+    return Cache(cache_dir(settings, args.cache_dir), load_catalog().directory)
+
+
+#: Output formats read by people (the rest are read by programs: no progress bar beside them).
+HUMAN_FORMATS = ("text", "concise", "grouped", "full")
+
+
+def show_progress(args: argparse.Namespace) -> bool:
+    """A progress bar on a terminal only: never in CI, in a pipe, with -q or a machine format."""
+    return (
+        not args.quiet
+        and args.output_format in HUMAN_FORMATS
+        and not os.environ.get("CI")
+        and sys.stderr.isatty()
+    )
 
 
 @dataclass

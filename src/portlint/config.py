@@ -19,6 +19,7 @@ CONFIG_KEYS = (
     "extend-exclude",
     "per-file-ignores",
     "min-torch",
+    "cache-dir",
 )
 SELECTOR = re.compile(r"^(ALL|PRT\d{0,3})$")
 VERSION = re.compile(r"^\d+\.\d+(\.\d+)?$")
@@ -44,6 +45,8 @@ class Settings:
     min_torch_from: str = "default"
     #: The file the settings came from, if any; relative patterns are taken from its folder.
     config_path: Path | None = None
+    #: Where results are cached (``portlint.cache``); relative to ``root``.
+    cache_dir: Path | None = None
 
     @property
     def root(self) -> Path:
@@ -130,6 +133,10 @@ def apply_table(settings: Settings, table: dict[str, Any], source: str) -> Setti
                 )
             changes[attribute] = value
             changes["min_torch_from"] = source
+        elif key == "cache-dir":
+            if not isinstance(value, str) or not value:
+                raise ConfigError(f"{source}: 'cache-dir' must be a folder path string")
+            changes[attribute] = Path(value)
     return replace(settings, **changes)
 
 
