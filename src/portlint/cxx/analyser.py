@@ -17,21 +17,81 @@ from portlint.catalog import Catalog
 from portlint.model import Finding, SourceFile
 
 #: Text at least one of which a file must contain for any C++ rule to fire. Checked against every
-#: name of the table in tests/test_cxx_analyser.py.
-CANDIDATE = re.compile(
-    r"cuda|CUDA|\bcu[A-Z]|\bCU[A-Za-z_]|cuuint|nvml|NVML|cublas|CUBLAS|curand|CURAND|cufft|CUFFT|cusparse|CUSPARSE"
-    r"|cusolver|CUSOLVER|cudnn|CUDNN|nvrtc|NVRTC|nccl|NCCL|nvtx|NVTX|nvToolsExt|thrust|cub::"
-    r"|cooperative_groups|__global__|__device__|__shared__|__shfl|__ballot|__activemask"
-    r"|__syncwarp|__syncthreads|warpSize|[Ww]arp|WARP|<<<|\btexture\s*<|\bsurface\s*<"
-    r"|\btex[123C]|\bsurf[123C]|__half|__nv_|mtgp32|gesvdj|syevj|libraryPropertyType"
-    r"|surfaceReference|textureReference|\.cuh\b|channel_descriptor\.h|vector_types\.h"
-    r"|driver_types\.h|device_functions\.h|library_types\.h"
+#: name of the table in tests/test_cxx_analyser.py. Each is searched for as plain text (``in``),
+#: at memory speed: one regular expression over all of them took ten times as long.
+CANDIDATE_WORDS = (
+    "cuda",
+    "CUDA",
+    "__global__",
+    "__device__",
+    "<<<",
+    "cudnn",
+    "CUDNN",
+    "cublas",
+    "CUBLAS",
+    "curand",
+    "CURAND",
+    "cufft",
+    "CUFFT",
+    "cusparse",
+    "CUSPARSE",
+    "cusolver",
+    "CUSOLVER",
+    "cuuint",
+    "nvml",
+    "NVML",
+    "nvrtc",
+    "NVRTC",
+    "nccl",
+    "NCCL",
+    "nvtx",
+    "NVTX",
+    "nvToolsExt",
+    "thrust",
+    "cub::",
+    "cooperative_groups",
+    "__shared__",
+    "__shfl",
+    "__ballot",
+    "__activemask",
+    "__syncwarp",
+    "__syncthreads",
+    "warpSize",
+    "Warp",
+    "warp",
+    "WARP",
+    "__half",
+    "__nv_",
+    "mtgp32",
+    "gesvdj",
+    "syevj",
+    "libraryPropertyType",
+    "surfaceReference",
+    "textureReference",
+    "channel_descriptor.h",
+    "vector_types.h",
+    "driver_types.h",
+    "device_functions.h",
+    "library_types.h",
+)
+#: Text that counts only at the start of a word, or followed by something. Each pattern starts
+#: with its literal text, so the regular expression engine skips ahead to it.
+CANDIDATE_PATTERNS = (
+    re.compile(r"cu[A-Z](?<!\wcu[A-Z])"),
+    re.compile(r"CU[A-Za-z_](?<!\wCU[A-Za-z_])"),
+    re.compile(r"tex[123C](?<!\wtex[123C])"),
+    re.compile(r"surf[123C](?<!\wsurf[123C])"),
+    re.compile(r"texture(?<!\wtexture)\s*<"),
+    re.compile(r"surface(?<!\wsurface)\s*<"),
+    re.compile(r"\.cuh(?!\w)"),
 )
 
 
 def is_candidate(text: str) -> bool:
     """Cheap test run on every C++ file: could any C++ rule fire here?"""
-    return CANDIDATE.search(text) is not None
+    if any(word in text for word in CANDIDATE_WORDS):
+        return True
+    return any(pattern.search(text) is not None for pattern in CANDIDATE_PATTERNS)
 
 
 def analyse_cxx(source: SourceFile, catalog: Catalog) -> list[Finding]:
