@@ -20,12 +20,16 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-import hashlib
 import json
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+try:  # the BLAKE2 module itself: hashlib would load OpenSSL, a cost on every pre-commit run
+    from _blake2 import blake2b
+except ImportError:  # pragma: no cover - Python builds without it
+    from hashlib import blake2b
 
 from portlint import __version__
 from portlint.config import Settings
@@ -58,12 +62,12 @@ def cache_dir(settings: Settings, override: Path | None = None) -> Path:
 
 
 def content_hash(raw: bytes) -> str:
-    return hashlib.blake2b(raw, digest_size=16).hexdigest()
+    return blake2b(raw, digest_size=16).hexdigest()
 
 
 def code_fingerprint() -> str:
     """portlint's version and its code: a changed module (in a checkout) is a new version."""
-    digest = hashlib.blake2b(f"{FORMAT}:{__version__}".encode(), digest_size=16)
+    digest = blake2b(f"{FORMAT}:{__version__}".encode(), digest_size=16)
     for path in sorted(PACKAGE.rglob("*.py")):
         with contextlib.suppress(OSError):
             stat = path.stat()
@@ -73,7 +77,7 @@ def code_fingerprint() -> str:
 
 def catalog_fingerprint(directory: Path) -> str:
     """The content of every file of the rule catalogue."""
-    digest = hashlib.blake2b(digest_size=16)
+    digest = blake2b(digest_size=16)
     for path in sorted(directory.rglob("*.toml")):
         with contextlib.suppress(OSError):
             digest.update(str(path.relative_to(directory)).encode() + b"\0" + path.read_bytes())
@@ -87,7 +91,7 @@ def settings_fingerprint(settings: Settings) -> str:
         for item in dataclasses.fields(settings)
         if item.name not in NOT_IN_KEY
     ]
-    return hashlib.blake2b(repr(parts).encode(), digest_size=16).hexdigest()
+    return blake2b(repr(parts).encode(), digest_size=16).hexdigest()
 
 
 @dataclass
@@ -115,7 +119,7 @@ class Cache:
         if known is not None and known[0] is settings:
             return known[1]
         key = f"{self._base}:{settings_fingerprint(settings)}"
-        name = hashlib.blake2b(key.encode(), digest_size=12).hexdigest()
+        name = blake2b(key.encode(), digest_size=12).hexdigest()
         shard = self._shards.get(name)
         if shard is None:
             path = self.directory / f"{name}.json"

@@ -3,16 +3,15 @@
 from __future__ import annotations
 
 import argparse
-import difflib
 import os
 import sys
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 from portlint import __version__
-from portlint.catalog import load_catalog
+from portlint.catalog import LazyCatalog, load_catalog, rules_dir
 from portlint.config import (
     ConfigError,
     Settings,
@@ -28,7 +27,6 @@ from portlint.fix import FixPolicy
 from portlint.model import FileResult, Finding, SourceFile
 from portlint.output import FORMATS, render
 from portlint.output.report import Report
-from portlint.writer import FileChanged, write_source
 
 if TYPE_CHECKING:
     from portlint.cache import Cache
@@ -40,7 +38,24 @@ class UsageError(Exception):
     pass
 
 
+class Formatter(argparse.HelpFormatter):
+    """argparse's, without its ``import shutil`` (which loads bz2 and lzma) on every run."""
+
+    def __init__(self, prog: str) -> None:
+        try:
+            columns = int(os.environ["COLUMNS"])
+        except (KeyError, ValueError):
+            try:
+                columns = os.get_terminal_size(sys.__stdout__.fileno()).columns
+            except (AttributeError, ValueError, OSError):
+                columns = 80
+        super().__init__(prog, width=max(columns - 2, 20))
+
+
 class Parser(argparse.ArgumentParser):
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, formatter_class=Formatter, **kwargs)
+
     def error(self, message: str) -> None:  # one line and exit 2, as the rest of portlint
         raise UsageError(message)
 
@@ -203,7 +218,7 @@ def run_check(argv: Sequence[str]) -> int:
     missing = [str(p) for p in paths if not p.exists()]
     if missing:
         raise UsageError(f"no such file or directory: {', '.join(missing)}")
-    catalog = load_catalog()
+    catalog = LazyCatalog()  # a clean run's report needs no rule: nothing to parse
     walker = Walker(settings, respect_gitignore=not args.no_respect_gitignore)
     candidates = list(walker.walk(paths, force_exclude=args.force_exclude))
     for candidate in candidates:
@@ -262,7 +277,7 @@ def open_cache(args: argparse.Namespace, settings: Settings) -> Cache | None:
         return None
     from portlint.cache import Cache, cache_dir
 
-    return Cache(cache_dir(settings, args.cache_dir), load_catalog().directory)
+    return Cache(cache_dir(settings, args.cache_dir), rules_dir())
 
 
 #: Output formats read by people (the rest are read by programs: no progress bar beside them).
@@ -302,6 +317,9 @@ def collect(results: Iterable[FileResult], args: argparse.Namespace) -> RunResul
         if args.diff:
             run.diffs.append(unified_diff(result.source, result.fixed_text))
         else:
+            # Imported here (tempfile, shutil): a check run writes nothing.
+            from portlint.writer import FileChanged, write_source
+
             try:
                 write_source(result.source, result.fixed_text)
             except (FileChanged, OSError) as error:
@@ -312,6 +330,8 @@ def collect(results: Iterable[FileResult], args: argparse.Namespace) -> RunResul
 
 
 def unified_diff(source: SourceFile, fixed_text: str) -> str:
+    import difflib
+
     before = source.text.splitlines(keepends=True)
     after = fixed_text.splitlines(keepends=True)
     lines = difflib.unified_diff(before, after, f"a/{source.path}", f"b/{source.path}")
