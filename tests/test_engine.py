@@ -5,11 +5,21 @@ from __future__ import annotations
 import json
 import shutil
 
+import portlint.engine
 from portlint.engine import PARALLEL_THRESHOLD
 from support import FIXTURES, run_cli
 
 
-def test_worker_processes_find_what_one_process_finds(tmp_path):
+def test_worker_processes_find_what_one_process_finds(tmp_path, monkeypatch):
+    pools = []
+
+    def start_pool(workers):
+        pools.append(workers)
+        return start(workers)
+
+    start = portlint.engine._start_pool
+    monkeypatch.setattr(portlint.engine, "_start_pool", start_pool)
+    monkeypatch.setattr(portlint.engine, "INLINE_SECONDS", 0.0)  # workers from the first file
     fixtures = sorted((FIXTURES / "python").glob("*.py"))
     copies = 0
     while copies < PARALLEL_THRESHOLD + len(fixtures):  # enough candidates to start workers
@@ -21,10 +31,11 @@ def test_worker_processes_find_what_one_process_finds(tmp_path):
     runs = {}
     for jobs in ("1", "2"):
         status, out, err = run_cli(
-            "--isolated", "--output-format", "json", "-j", jobs, ".", cwd=tmp_path
+            *("--isolated", "--no-cache", "--output-format", "json", "-j", jobs, "."), cwd=tmp_path
         )
         assert status == 1, err
         runs[jobs] = json.loads(out)
+    assert pools == [2]
     assert runs["1"] == runs["2"]
     paths = {finding["path"] for finding in runs["2"]}
     assert len(paths) > PARALLEL_THRESHOLD and "clean.py" not in paths

@@ -277,7 +277,8 @@ def open_cache(args: argparse.Namespace, settings: Settings) -> Cache | None:
         return None
     from portlint.cache import Cache, cache_dir
 
-    return Cache(cache_dir(settings, args.cache_dir), rules_dir())
+    given = args.cache_dir.absolute() if args.cache_dir else None  # relative to where we are
+    return Cache(cache_dir(settings, given), rules_dir())
 
 
 #: Output formats read by people (the rest are read by programs: no progress bar beside them).

@@ -415,6 +415,10 @@ def _run_in_workers(pending: list[Job], workers: int) -> Iterator[tuple[Job, Out
     size = max(1, min(BATCH_SIZE, len(pending) // (workers * 4)))
     batches = iter([pending[i : i + size] for i in range(0, len(pending), size)])
     in_flight: dict[Future[list[Outcome]], list[Job]] = {}
+    # Loaded once here rather than in every worker: forked workers inherit them.
+    load_catalog()
+    for language in {job.language for job in pending}:
+        importlib.import_module(ANALYSERS[language].module)
     pool = _start_pool(workers)
     try:
         for batch in batches:
