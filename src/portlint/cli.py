@@ -232,7 +232,7 @@ def run_check(argv: Sequence[str]) -> int:
     if show_progress(args):
         from portlint.progress import with_progress
 
-        results = with_progress(results, len(candidates))
+        results = with_progress(results, sum(c.language != "unknown" for c in candidates))
     run = collect(results, args)
     problem = cache.save() if cache is not None else None
     if problem:
