@@ -20,7 +20,8 @@ import portlint.engine
 from portlint.cache import Cache, decode_findings, encode_findings
 from portlint.catalog import rules_dir
 from portlint.config import Settings
-from portlint.engine import lint_source, read_source
+from portlint.discover import Candidate
+from portlint.engine import lint_paths, lint_source, read_source
 from support import run_cli
 
 TRAIN = "import torch\n\nmodel = Net().cuda()\n"
@@ -247,3 +248,25 @@ def test_findings_round_trip_through_the_cache_format(project):
     assert result.findings and any(f.fix is not None for f in result.findings)
     encoded = json.loads(json.dumps(encode_findings(result.findings)))
     assert decode_findings(encoded, result.findings[0].path) == result.findings
+
+
+def test_each_file_is_cached_under_its_own_settings(project, analysed):
+    """Files with different closest configurations have separate entries."""
+    quiet, strict = Settings(ignore=(CUDA_METHOD,)), Settings()
+
+    def run(settings_of_train: Settings) -> dict[str, tuple]:
+        cache = Cache(project / "cache", rules_dir())
+        candidates = [
+            Candidate(project / "train.py", "python", settings=settings_of_train),
+            Candidate(project / "util.py", "python", settings=strict),
+        ]
+        results = lint_paths(candidates, Settings(), jobs=1, cache=cache)
+        found = {Path(r.path).name: tuple(f.code for f in r.findings) for r in results}
+        assert cache.save() is None
+        return found
+
+    assert run(quiet) == {"train.py": (), "util.py": ()}
+    assert len(list((project / "cache").glob("*.json"))) == 2
+    assert run(strict) == {"train.py": (CUDA_METHOD,), "util.py": ()}
+    assert run(quiet) == {"train.py": (), "util.py": ()}
+    assert analysed == ["train.py", "train.py"]

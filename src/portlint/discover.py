@@ -65,6 +65,8 @@ class Candidate:
     language: str
     #: Given on the command line by name (not found by walking a folder).
     explicit: bool = False
+    #: The settings this file uses (its closest configuration); None: the run's own.
+    settings: Settings | None = None
 
 
 def language_of(path: Path) -> str | None:

@@ -359,7 +359,8 @@ def lint_paths(
     fixing: FixPolicy | None = None,
     cache: Cache | None = None,
 ) -> Iterator[FileResult]:
-    """Results for every candidate file: clean files too, in no particular order.
+    """Results for every candidate file: clean files too, in no particular order. Each file uses
+    its own settings (``candidate.settings``) when it has them, and its own cache entry.
 
     The files the cache answers for are not read. The rest are read, prefiltered and linted in
     this process when there are few of them, else by worker processes that take paths in
@@ -370,16 +371,18 @@ def lint_paths(
         if candidate.language not in ANALYSERS:
             continue
         path = str(candidate.path)
+        own = candidate.settings or settings  # its closest configuration, else the run's
         known = None
         if cache is not None:
-            findings, known = cache.lookup(path, settings)
+            findings, known = cache.lookup(path, own)
             # Fixing needs the analysis of a file with findings; a clean file needs nothing.
             if findings is not None and (fixing is None or not findings):
                 yield FileResult(path, findings)
                 continue
+        policy = fixing and replace(fixing, targets=own.targets)
         if fixing is not None:
             known = None
-        pending.append(Job(path, candidate.language, settings, fixing, cache is not None, known))
+        pending.append(Job(path, candidate.language, own, policy, cache is not None, known))
     for job, (result, stamp) in run_jobs(pending, jobs):
         if result is None:
             assert cache is not None and stamp is not None
