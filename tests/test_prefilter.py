@@ -3,11 +3,14 @@ can flag, and should pass little else, because parsing is most of portlint's run
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from portlint.catalog import load_catalog
 from portlint.cxx.analyser import is_candidate as cxx_candidate
 from portlint.python.prefilter import is_candidate
+from portlint.wordsearch import holds_any, word_searches
 
 CATALOG = load_catalog()
 PYTHON_EXAMPLES = [
@@ -111,3 +114,22 @@ def test_cxx_sites_pass_the_prefilter(code):
 )
 def test_plain_cxx_does_not_pass(code):
     assert not cxx_candidate(code)
+
+
+def test_grouped_word_searches_match_exactly_what_plain_searches_match():
+    words = ("cuda", "cudnn", "cupy", "cub::", "channel.h", "warp", "warpSize", "a+b")
+    contexts = {
+        "sm_": re.compile(r"sm_\d"),
+        "cu": re.compile(r"cu[A-Z](?<!\wcu[A-Z])"),
+        ".cuh": re.compile(r"\.cuh(?!\w)"),  # does not start with its text unescaped
+    }
+    searches = word_searches(words, contexts)
+    texts = [f"x = {word}\n" for word in words]
+    texts += [f"x = {word[:-1]}\n" for word in words]
+    texts += ["sm_8", "sm_x", "cuInit(0)", "accuInit", "a.cuh", "a.cuhx", "channelXh", "aab"]
+    texts += ["warpsize", "cub:", "CUDA", ""]
+    for text in texts:
+        plain = any(word in text for word in words) or any(
+            pattern.search(text) for pattern in contexts.values()
+        )
+        assert holds_any(text, searches) == plain, text

@@ -15,10 +15,11 @@ import re
 
 from portlint.catalog import Catalog
 from portlint.model import Finding, SourceFile
+from portlint.wordsearch import holds_any, word_searches
 
 #: Text at least one of which a file must contain for any C++ rule to fire. Checked against every
-#: name of the table in tests/test_cxx_analyser.py. Each is searched for as plain text (``in``),
-#: at memory speed: one regular expression over all of them took ten times as long.
+#: name of the table in tests/test_cxx_analyser.py. One regular expression over all of them took
+#: ten times as long as these words and patterns grouped by ``portlint.wordsearch``.
 CANDIDATE_WORDS = (
     "cuda",
     "CUDA",
@@ -74,24 +75,23 @@ CANDIDATE_WORDS = (
     "device_functions.h",
     "library_types.h",
 )
-#: Text that counts only at the start of a word, or followed by something. Each pattern starts
-#: with its literal text, so the regular expression engine skips ahead to it.
-CANDIDATE_PATTERNS = (
-    re.compile(r"cu[A-Z](?<!\wcu[A-Z])"),
-    re.compile(r"CU[A-Za-z_](?<!\wCU[A-Za-z_])"),
-    re.compile(r"tex[123C](?<!\wtex[123C])"),
-    re.compile(r"surf[123C](?<!\wsurf[123C])"),
-    re.compile(r"texture(?<!\wtexture)\s*<"),
-    re.compile(r"surface(?<!\wsurface)\s*<"),
-    re.compile(r"\.cuh(?!\w)"),
-)
+#: Text that counts only at the start of a word, or followed by something: literal text -> a
+#: pattern that starts with it.
+CANDIDATE_CONTEXTS = {
+    "cu": re.compile(r"cu[A-Z](?<!\wcu[A-Z])"),
+    "CU": re.compile(r"CU[A-Za-z_](?<!\wCU[A-Za-z_])"),
+    "tex": re.compile(r"tex[123C](?<!\wtex[123C])"),
+    "surf": re.compile(r"surf[123C](?<!\wsurf[123C])"),
+    "texture": re.compile(r"texture(?<!\wtexture)\s*<"),
+    "surface": re.compile(r"surface(?<!\wsurface)\s*<"),
+    ".cuh": re.compile(r"\.cuh(?!\w)"),
+}
+SEARCHES = word_searches(CANDIDATE_WORDS, CANDIDATE_CONTEXTS)
 
 
 def is_candidate(text: str) -> bool:
     """Cheap test run on every C++ file: could any C++ rule fire here?"""
-    if any(word in text for word in CANDIDATE_WORDS):
-        return True
-    return any(pattern.search(text) is not None for pattern in CANDIDATE_PATTERNS)
+    return holds_any(text, SEARCHES)
 
 
 def analyse_cxx(source: SourceFile, catalog: Catalog) -> list[Finding]:
