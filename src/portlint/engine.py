@@ -414,6 +414,7 @@ def run_jobs(pending: list[Job], jobs: int | None) -> Iterator[tuple[Job, Outcom
 
 def _run_in_workers(pending: list[Job], workers: int) -> Iterator[tuple[Job, Outcome]]:
     from concurrent.futures import FIRST_COMPLETED, wait
+    from concurrent.futures.process import BrokenProcessPool
 
     size = max(1, min(BATCH_SIZE, len(pending) // (workers * 4)))
     batches = iter([pending[i : i + size] for i in range(0, len(pending), size)])
@@ -425,7 +426,11 @@ def _run_in_workers(pending: list[Job], workers: int) -> Iterator[tuple[Job, Out
     pool = _start_pool(workers)
     try:
         for batch in batches:
-            in_flight[pool.submit(_run_batch, batch)] = batch
+            try:
+                in_flight[pool.submit(_run_batch, batch)] = batch
+            except BrokenProcessPool:
+                yield from _died(batch)
+                continue
             while len(in_flight) >= workers * IN_FLIGHT_PER_WORKER:
                 yield from _finished(in_flight, wait(in_flight, return_when=FIRST_COMPLETED).done)
         while in_flight:
@@ -437,9 +442,21 @@ def _run_in_workers(pending: list[Job], workers: int) -> Iterator[tuple[Job, Out
 def _finished(
     in_flight: dict[Future[list[Outcome]], list[Job]], done: set[Future[list[Outcome]]]
 ) -> Iterator[tuple[Job, Outcome]]:
+    from concurrent.futures.process import BrokenProcessPool
+
     for future in done:
         batch = in_flight.pop(future)
-        yield from zip(batch, future.result(), strict=True)
+        try:
+            yield from zip(batch, future.result(), strict=True)
+        except BrokenProcessPool:
+            yield from _died(batch)
+
+
+def _died(batch: list[Job]) -> Iterator[tuple[Job, Outcome]]:
+    """A worker was killed (out of memory?): an error for each file it or the pool held."""
+    message = "internal error: a worker process died (out of memory?) (please report this)"
+    for job in batch:
+        yield job, (FileResult(job.path, (), error=message, internal_error=True), None)
 
 
 def _start_pool(workers: int) -> ProcessPoolExecutor:
