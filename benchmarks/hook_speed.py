@@ -1,8 +1,9 @@
 """How long a pre-commit hook run of portlint takes on one file.
 
 Times ``portlint FILE`` for a file with no CUDA words (the prefilter skips it: nothing is parsed)
-and for one with findings, against Python's own start-up, and lists what the clean run imports
-(``python -X importtime``): no libcst or tree-sitter may appear there.
+and for one with findings, against Python's own start-up and ``ruff check`` on the same file,
+and prints the ratios; then lists what the clean run imports (``python -X importtime``): no
+libcst or tree-sitter may appear there. The goal for the clean file is 4x ``python -c pass``.
 
     python benchmarks/hook_speed.py [--runs 20]
 """
@@ -24,6 +25,9 @@ WITH_FINDINGS = "import torch\n\nmodel = Net().cuda()\ntorch.cuda.synchronize()\
 HEAVY_MODULES = ("libcst", "tree_sitter", "rich", "portlint.python.api_checks", "yaml")
 
 
+PATH = os.environ.get("PATH", "").split(os.pathsep)
+
+
 def portlint_command() -> list[str]:
     found = shutil.which("portlint")
     return [found] if found else [sys.executable, "-m", "portlint"]
@@ -34,18 +38,23 @@ def portlint_command() -> list[str]:
 ENVIRONMENT = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
 
 
-def wall_times(command: list[str], cwd: Path, runs: int) -> list[float]:
-    def run() -> None:
+def wall_times(commands: dict[str, list[str]], cwd: Path, runs: int) -> dict[str, list[float]]:
+    """Each command run ``runs`` times, in turn with the others, so that a busy machine slows
+    them alike."""
+
+    def run(command: list[str]) -> float:
+        start = time.perf_counter()
         subprocess.run(
             command, cwd=cwd, env=ENVIRONMENT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
         )
+        return time.perf_counter() - start
 
-    run()  # warm-up: writes the bytecode caches
-    times = []
+    for command in commands.values():
+        run(command)  # warm-up: writes the bytecode caches
+    times: dict[str, list[float]] = {label: [] for label in commands}
     for _ in range(runs):
-        start = time.perf_counter()
-        run()
-        times.append(time.perf_counter() - start)
+        for label, command in commands.items():
+            times[label].append(run(command))
     return times
 
 
@@ -83,13 +92,24 @@ def main() -> int:
         (cwd / "clean.py").write_text(CLEAN, encoding="utf-8")
         (cwd / "findings.py").write_text(WITH_FINDINGS, encoding="utf-8")
         portlint = portlint_command()
-        print(
-            describe("python -c pass", wall_times([sys.executable, "-c", "pass"], cwd, args.runs))
-        )
-        print(describe("portlint clean.py", wall_times([*portlint, "clean.py"], cwd, args.runs)))
-        print(
-            describe("portlint findings.py", wall_times([*portlint, "findings.py"], cwd, args.runs))
-        )
+        ruff = shutil.which("ruff", path=os.pathsep.join([str(Path(sys.executable).parent), *PATH]))
+        commands = {"python -c pass": [sys.executable, "-c", "pass"]}
+        for name in ("clean.py", "findings.py"):
+            commands[f"portlint {name}"] = [*portlint, name]
+            if ruff:
+                ruff_check = [ruff, "check", "--no-cache", "--isolated", "--select", "E9,F", name]
+                commands[f"ruff {name}"] = ruff_check
+        timed = wall_times(commands, cwd, args.runs)
+        bare = timed["python -c pass"]
+        for label, times in timed.items():
+            ratio = statistics.median(times) / statistics.median(bare)
+            print(f"{describe(label, times)}   {ratio:4.1f}x python -c pass")
+        if ruff:
+            for name in ("clean.py", "findings.py"):
+                ratio = statistics.median(timed[f"portlint {name}"]) / statistics.median(
+                    timed[f"ruff {name}"]
+                )
+                print(f"portlint/ruff on {name}: {ratio:.1f}x")
         for name in ("clean.py", "findings.py"):
             modules = imported_modules(cwd, name)
             heavy = [m for m in HEAVY_MODULES if m in modules]

@@ -4,7 +4,7 @@ The tree is the source of the ``transformers`` package (about 2,900 .py files, 5
 its wheel on PyPI and cached under ``benchmarks/.cache/``. Both tools run side by side on the same
 tree, several times each, alternating, so that a busy machine slows both alike:
 
-    portlint --output-format json --isolated --no-respect-gitignore TREE
+    portlint --output-format json --isolated --no-respect-gitignore --no-cache TREE
     ruff check --no-cache --select E9,F --exit-zero --isolated --no-respect-gitignore TREE
 
 ``--isolated`` keeps this checkout's own configuration out of both runs and
@@ -30,6 +30,8 @@ import sys
 import time
 import zipfile
 from pathlib import Path
+
+from portlint.engine import UnreadableFile, read_source
 
 TRANSFORMERS_VERSION = "5.24.0"
 CACHE = Path(__file__).resolve().parent / ".cache"
@@ -95,7 +97,6 @@ def side_by_side(
 
 def count_candidates(files: list[Path]) -> int:
     """Files that portlint's prefilter passes on to the parser."""
-    from portlint.engine import UnreadableFile, read_source
     from portlint.python.prefilter import is_candidate
 
     count = 0
@@ -103,6 +104,44 @@ def count_candidates(files: list[Path]) -> int:
         with contextlib.suppress(UnreadableFile):
             count += is_candidate(read_source(path, "python").text)
     return count
+
+
+def stages(tree: Path) -> dict[str, float]:
+    """Where a one-process (``-j 1``) run spends its time, stage by stage, in seconds."""
+    import ast
+    import gc
+
+    from portlint.config import Settings
+    from portlint.discover import Walker
+    from portlint.engine import lint_source
+    from portlint.python.prefilter import is_candidate
+
+    settings, spent = Settings(), {}
+    start = time.perf_counter()
+    candidates = list(Walker(settings).walk([tree]))
+    spent["walk (with .gitignore)"] = time.perf_counter() - start
+    start = time.perf_counter()
+    sources = []
+    for candidate in candidates:
+        with contextlib.suppress(UnreadableFile):
+            sources.append(read_source(candidate.path, candidate.language))
+    spent["read and decode"] = time.perf_counter() - start
+    start = time.perf_counter()
+    parsed = [source for source in sources if is_candidate(source.text)]
+    spent["prefilter"] = time.perf_counter() - start
+    gc.disable()  # as the engine runs each file
+    start = time.perf_counter()
+    for source in parsed:
+        ast.parse(source.text)
+    spent[f"ast.parse of {len(parsed)} files"] = time.perf_counter() - start
+    start = time.perf_counter()
+    for source in parsed:
+        lint_source(source, "python", settings)
+    spent["analysis (lint less parse)"] = (
+        time.perf_counter() - start - spent[f"ast.parse of {len(parsed)} files"]
+    )
+    gc.enable()
+    return spent
 
 
 def version_of(command: list[str]) -> str:
@@ -122,6 +161,9 @@ def report(title: str, times: dict[str, list[tuple[float, float]]], files: int) 
         rate = files / medians[name]
         print(f"  {name:<10}{best:>8.2f}{medians[name]:>10.2f}{rate:>9.0f}{cpu:>8.2f}   {runs}")
     print(f"  ratio portlint/ruff (median wall): {medians['portlint'] / medians['ruff']:.2f}")
+    if "python" in medians:
+        ratio = medians["portlint"] / medians["python"]
+        print(f"  ratio portlint/python -c pass (median wall): {ratio:.2f}")
 
 
 def main() -> int:
@@ -139,8 +181,8 @@ def main() -> int:
     print(f"tools: {version_of(portlint)}, {version_of(ruff)}")
     print(f"prefilter candidates (files portlint parses): {count_candidates(files)}")
 
-    common = ["--isolated", "--no-respect-gitignore"]
-    ruff_check = [*ruff, "check", "--no-cache", "--select", "E9,F", "--exit-zero", *common]
+    common = ["--isolated", "--no-respect-gitignore", "--no-cache"]
+    ruff_check = [*ruff, "check", "--select", "E9,F", "--exit-zero", *common]
     portlint_check = [*portlint, "--output-format", "json", *common]
     whole = side_by_side(
         {"portlint": [*portlint_check, tree.name], "ruff": [*ruff_check, tree.name]},
@@ -150,12 +192,19 @@ def main() -> int:
     report(f"whole tree ({len(files)} files)", whole, len(files))
 
     single = side_by_side(
-        {"portlint": [*portlint_check, CLEAN_FILE], "ruff": [*ruff_check, CLEAN_FILE]},
+        {
+            "portlint": [*portlint_check, CLEAN_FILE],
+            "ruff": [*ruff_check, CLEAN_FILE],
+            "python": [sys.executable, "-c", "pass"],
+        },
         tree.parent,
         args.runs,
     )
     parsed = "parsed" if count_candidates([tree.parent / CLEAN_FILE]) else "not parsed"
     report(f"one clean file ({CLEAN_FILE}, {parsed})", single, 1)
+    print("\nwhere a -j 1 run spends its time (in this process, seconds):")
+    for stage, seconds in stages(tree).items():
+        print(f"  {stage:<32}{seconds:>6.2f}")
     return 0
 
 

@@ -3,13 +3,24 @@
 from __future__ import annotations
 
 import json
+import os
 import shutil
 
+import portlint.engine
 from portlint.engine import PARALLEL_THRESHOLD
 from support import FIXTURES, run_cli
 
 
-def test_worker_processes_find_what_one_process_finds(tmp_path):
+def test_worker_processes_find_what_one_process_finds(tmp_path, monkeypatch):
+    pools = []
+
+    def start_pool(workers):
+        pools.append(workers)
+        return start(workers)
+
+    start = portlint.engine._start_pool
+    monkeypatch.setattr(portlint.engine, "_start_pool", start_pool)
+    monkeypatch.setattr(portlint.engine, "INLINE_SECONDS", 0.0)  # workers from the first file
     fixtures = sorted((FIXTURES / "python").glob("*.py"))
     copies = 0
     while copies < PARALLEL_THRESHOLD + len(fixtures):  # enough candidates to start workers
@@ -21,10 +32,30 @@ def test_worker_processes_find_what_one_process_finds(tmp_path):
     runs = {}
     for jobs in ("1", "2"):
         status, out, err = run_cli(
-            "--isolated", "--output-format", "json", "-j", jobs, ".", cwd=tmp_path
+            *("--isolated", "--no-cache", "--output-format", "json", "-j", jobs, "."), cwd=tmp_path
         )
         assert status == 1, err
         runs[jobs] = json.loads(out)
+    assert pools == [2]
     assert runs["1"] == runs["2"]
     paths = {finding["path"] for finding in runs["2"]}
     assert len(paths) > PARALLEL_THRESHOLD and "clean.py" not in paths
+
+
+def test_a_worker_that_dies_is_an_error_for_its_files_not_a_traceback(tmp_path, monkeypatch):
+    for index in range(PARALLEL_THRESHOLD * 2):
+        (tmp_path / f"m{index:02d}.py").write_text("x.cuda()\n", encoding="utf-8")
+    run_job = portlint.engine.run_job
+
+    def dies_on_one_file(job):
+        if job.path.endswith("m05.py"):
+            os._exit(9)  # as the kernel's out-of-memory killer would end it
+        return run_job(job)
+
+    monkeypatch.setattr(portlint.engine, "run_job", dies_on_one_file)
+    monkeypatch.setattr(portlint.engine, "INLINE_SECONDS", 0.0)
+    status, _, err = run_cli("--isolated", "--no-cache", "-q", "-j", "2", ".", cwd=tmp_path)
+    assert status == 2
+    lines = err.splitlines()
+    assert "portlint: error: m05.py: internal error: a worker process died" in "\n".join(lines)
+    assert all(line.startswith("portlint: error: m") for line in lines)

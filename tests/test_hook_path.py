@@ -53,3 +53,35 @@ def test_clean_summary_without_rich_matches_rich_output():
         )
         console.print("All checks passed (3 files checked).", style="green")
         assert fast.getvalue() == expected.getvalue()
+
+
+LAZY = ("tempfile", "shutil", "difflib", "hashlib", "portlint.baseline", "portlint.pipeline")
+CATALOGUE_PROBE = (
+    "import sys\n"
+    "from portlint.catalog import load_catalog\n"
+    "from portlint.cli import main\n"
+    "status = main([sys.argv[1]])\n"
+    f"print(status, sorted(set({LAZY!r}) & set(sys.modules)), load_catalog.cache_info().currsize)\n"
+)
+
+
+def test_clean_run_loads_no_catalogue_and_no_module_it_does_not_use(tmp_path):
+    """Writing files (tempfile, shutil), diffs, baselines and OpenSSL's hashlib are for other
+    runs; the rule catalogue is parsed only when a file is analysed or a finding reported."""
+    (tmp_path / "clean.py").write_text("import os\nprint(os.getcwd())\n", encoding="utf-8")
+    done = subprocess.run(
+        [sys.executable, "-c", CATALOGUE_PROBE, "clean.py"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+    )
+    assert done.stderr == ""
+    assert done.stdout.splitlines()[-1] == "0 [] 0"
+    # The second run is answered by the cache: still nothing of the above.
+    again = subprocess.run(
+        [sys.executable, "-c", CATALOGUE_PROBE, "clean.py"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+    )
+    assert again.stdout.splitlines()[-1] == "0 [] 0"

@@ -3,10 +3,14 @@ can flag, and should pass little else, because parsing is most of portlint's run
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from portlint.catalog import load_catalog
+from portlint.cxx.analyser import is_candidate as cxx_candidate
 from portlint.python.prefilter import is_candidate
+from portlint.wordsearch import holds_any, word_searches
 
 CATALOG = load_catalog()
 PYTHON_EXAMPLES = [
@@ -68,3 +72,64 @@ def test_rules_without_a_cuda_word_still_pass_the_prefilter(code):
 
 def test_names_that_only_look_alike_do_not_pass():
     assert not is_candidate("sm_scale = 0.5\nmodalities = ['text']\nis_flash_attn_available()\n")
+
+
+# The C++ prefilter: plain substrings, plus a few names that count only at the start of a word.
+
+
+@pytest.mark.parametrize(
+    "code",
+    [
+        "CUresult status = cuInit(0);",
+        "int x = cuMemAlloc(&p, n);",
+        "if (CU_SUCCESS) {}",
+        "texture<float, 1> tex;",
+        "surface <void, 2> s;",
+        "float v = tex2D(t, x, y);",
+        "surf1Dwrite(v, s, x);",
+        '#include "kernels.cuh"',
+        "__global__ void k() {}",
+        "if (lane < warpSize) {}",
+        "auto r = cublasCreate(&h);",
+        "#include <thrust/sort.h>",
+        "namespace cg = cooperative_groups;",
+        "k<<<grid, block>>>();",
+    ],
+)
+def test_cxx_sites_pass_the_prefilter(code):
+    assert cxx_candidate(code)
+
+
+@pytest.mark.parametrize(
+    "code",
+    [
+        "int accumulate(int curValue);",  # cu + lower case
+        "int secuRity = 0;",  # cu inside a word
+        "MY_CUSTOM = 1;",  # CU inside a word
+        "int context2D = 0;",  # tex inside a word
+        "std::vector<int> texture_ids;",  # texture, not texture<...>
+        '#include "header.cuhx"',
+        "int main() { return 0; }",
+    ],
+)
+def test_plain_cxx_does_not_pass(code):
+    assert not cxx_candidate(code)
+
+
+def test_grouped_word_searches_match_exactly_what_plain_searches_match():
+    words = ("cuda", "cudnn", "cupy", "cub::", "channel.h", "warp", "warpSize", "a+b")
+    contexts = {
+        "sm_": re.compile(r"sm_\d"),
+        "cu": re.compile(r"cu[A-Z](?<!\wcu[A-Z])"),
+        ".cuh": re.compile(r"\.cuh(?!\w)"),  # does not start with its text unescaped
+    }
+    searches = word_searches(words, contexts)
+    texts = [f"x = {word}\n" for word in words]
+    texts += [f"x = {word[:-1]}\n" for word in words]
+    texts += ["sm_8", "sm_x", "cuInit(0)", "accuInit", "a.cuh", "a.cuhx", "channelXh", "aab"]
+    texts += ["warpsize", "cub:", "CUDA", ""]
+    for text in texts:
+        plain = any(word in text for word in words) or any(
+            pattern.search(text) for pattern in contexts.values()
+        )
+        assert holds_any(text, searches) == plain, text

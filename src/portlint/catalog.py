@@ -154,3 +154,10 @@ def _parse_rule(raw: dict[str, Any], family: str) -> Rule:
 @functools.cache
 def load_catalog() -> Catalog:
     return Catalog(rules_dir())
+
+
+class LazyCatalog:
+    """The catalogue, loaded on first use: a run that reports nothing never parses it."""
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(load_catalog(), name)

@@ -3,16 +3,15 @@
 from __future__ import annotations
 
 import argparse
-import difflib
 import os
 import sys
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 from portlint import __version__
-from portlint.catalog import load_catalog
+from portlint.catalog import LazyCatalog, load_catalog, rules_dir
 from portlint.config import (
     ConfigError,
     Settings,
@@ -29,7 +28,9 @@ from portlint.fix import FixPolicy
 from portlint.model import FileResult, Finding, SourceFile
 from portlint.output import FORMATS, render
 from portlint.output.report import Report
-from portlint.writer import FileChanged, write_source
+
+if TYPE_CHECKING:
+    from portlint.cache import Cache
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 
@@ -38,7 +39,24 @@ class UsageError(Exception):
     pass
 
 
+class Formatter(argparse.HelpFormatter):
+    """argparse's, without its ``import shutil`` (which loads bz2 and lzma) on every run."""
+
+    def __init__(self, prog: str) -> None:
+        try:
+            columns = int(os.environ["COLUMNS"])
+        except (KeyError, ValueError):
+            try:
+                columns = os.get_terminal_size(sys.__stdout__.fileno()).columns
+            except (AttributeError, ValueError, OSError):
+                columns = 80
+        super().__init__(prog, width=max(columns - 2, 20))
+
+
 class Parser(argparse.ArgumentParser):
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, formatter_class=Formatter, **kwargs)
+
     def error(self, message: str) -> None:  # one line and exit 2, as the rest of portlint
         raise UsageError(message)
 
@@ -87,6 +105,15 @@ def build_parser() -> argparse.ArgumentParser:
         "--no-respect-gitignore", action="store_true", help="lint files that .gitignore excludes"
     )
     parser.add_argument("-j", "--jobs", type=int, help="worker processes (default: CPU count)")
+    parser.add_argument(
+        "--no-cache", action="store_true", help="read and analyse every file (ignore the cache)"
+    )
+    parser.add_argument(
+        "--cache-dir",
+        type=Path,
+        metavar="DIR",
+        help="where results are cached (default: .portlint_cache in the project root)",
+    )
     fixes = parser.add_argument_group("fixes")
     fixes.add_argument("--fix", action="store_true", help="apply safe fixes to the files")
     fixes.add_argument(
@@ -200,7 +227,7 @@ def run_check(argv: Sequence[str]) -> int:
     missing = [str(p) for p in paths if not p.exists()]
     if missing:
         raise UsageError(f"no such file or directory: {', '.join(missing)}")
-    catalog = load_catalog()
+    catalog = LazyCatalog()  # a clean run's report needs no rule: nothing to parse
     walker = Walker(settings, respect_gitignore=not args.no_respect_gitignore)
     candidates = list(walker.walk(paths, force_exclude=args.force_exclude))
     for candidate in candidates:
@@ -209,7 +236,16 @@ def run_check(argv: Sequence[str]) -> int:
     fixing = None
     if args.fix or args.diff:
         fixing = FixPolicy(unsafe=args.unsafe_fixes, targets=settings.targets)
-    run = collect(lint_paths(candidates, settings, jobs=args.jobs, fixing=fixing), args)
+    cache = open_cache(args, settings)
+    results = lint_paths(candidates, settings, jobs=args.jobs, fixing=fixing, cache=cache)
+    if show_progress(args):
+        from portlint.progress import with_progress
+
+        results = with_progress(results, sum(c.language != "unknown" for c in candidates))
+    run = collect(results, args)
+    problem = cache.save() if cache is not None else None
+    if problem:
+        warn(problem)
     findings, fixed = run.findings, run.fixed
     if args.diff:
         sys.stdout.write("".join(sorted(run.diffs)))
@@ -245,6 +281,29 @@ def run_check(argv: Sequence[str]) -> int:
     return EXIT_CLEAN
 
 
+def open_cache(args: argparse.Namespace, settings: Settings) -> Cache | None:
+    if args.no_cache or os.environ.get("PORTLINT_NO_CACHE"):
+        return None
+    from portlint.cache import Cache, cache_dir
+
+    given = args.cache_dir.absolute() if args.cache_dir else None  # relative to where we are
+    return Cache(cache_dir(settings, given), rules_dir())
+
+
+#: Output formats read by people (the rest are read by programs: no progress bar beside them).
+HUMAN_FORMATS = ("text", "concise", "grouped", "full")
+
+
+def show_progress(args: argparse.Namespace) -> bool:
+    """A progress bar on a terminal only: never in CI, in a pipe, with -q or a machine format."""
+    return (
+        not args.quiet
+        and args.output_format in HUMAN_FORMATS
+        and not os.environ.get("CI")
+        and sys.stderr.isatty()
+    )
+
+
 @dataclass
 class RunResults:
     findings: list[Finding] = field(default_factory=list)
@@ -268,6 +327,9 @@ def collect(results: Iterable[FileResult], args: argparse.Namespace) -> RunResul
         if args.diff:
             run.diffs.append(unified_diff(result.source, result.fixed_text))
         else:
+            # Imported here (tempfile, shutil): a check run writes nothing.
+            from portlint.writer import FileChanged, write_source
+
             try:
                 write_source(result.source, result.fixed_text)
             except (FileChanged, OSError) as error:
@@ -278,6 +340,8 @@ def collect(results: Iterable[FileResult], args: argparse.Namespace) -> RunResul
 
 
 def unified_diff(source: SourceFile, fixed_text: str) -> str:
+    import difflib
+
     before = source.text.splitlines(keepends=True)
     after = fixed_text.splitlines(keepends=True)
     lines = difflib.unified_diff(before, after, f"a/{source.path}", f"b/{source.path}")

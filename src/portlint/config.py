@@ -20,6 +20,7 @@ CONFIG_KEYS = (
     "per-file-ignores",
     "min-torch",
     "rocm-version",
+    "cache-dir",
 )
 SELECTOR = re.compile(r"^(ALL|PRT\d{0,3})$")
 VERSION = re.compile(r"^\d+\.\d+(\.\d+)?$")
@@ -48,6 +49,8 @@ class Settings:
     rocm_version: str | None = None
     #: The file the settings came from, if any; relative patterns are taken from its folder.
     config_path: Path | None = None
+    #: Where results are cached (``portlint.cache``); relative to ``root``.
+    cache_dir: Path | None = None
 
     @property
     def root(self) -> Path:
@@ -136,6 +139,10 @@ def apply_table(settings: Settings, table: dict[str, Any], source: str) -> Setti
             changes["min_torch_from"] = source
         elif key == "rocm-version":
             changes[attribute] = parse_rocm_version(value, f"{source}: 'rocm-version'")
+        elif key == "cache-dir":
+            if not isinstance(value, str) or not value:
+                raise ConfigError(f"{source}: 'cache-dir' must be a folder path string")
+            changes[attribute] = Path(value)
     return replace(settings, **changes)
 
 

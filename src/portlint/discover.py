@@ -15,6 +15,9 @@ from portlint.deploy.files import deploy_language
 if TYPE_CHECKING:
     import pathspec
 
+    #: (folder with a trailing separator, its .gitignore), nearest folder first.
+    IgnoreChain = tuple[tuple[str, pathspec.GitIgnoreSpec], ...]
+
 #: Folder names never entered unless given explicitly (virtual environments, build output,
 #: vendored code and vendored CUDA SDK headers).
 DEFAULT_EXCLUDES = (
@@ -62,6 +65,8 @@ class Candidate:
     language: str
     #: Given on the command line by name (not found by walking a folder).
     explicit: bool = False
+    #: The settings this file uses (its closest configuration); None: the run's own.
+    settings: Settings | None = None
 
 
 def language_of(path: Path) -> str | None:
@@ -79,31 +84,52 @@ class Walker:
         self.exclude = _gitignore_spec(patterns) if patterns else None
         self._explicit_root: Path | None = None
         self._ignore_cache: dict[Path, pathspec.GitIgnoreSpec | None] = {}
+        self._root = os.path.join(str(settings.root.absolute()), "")
 
     def is_excluded(self, path: Path, is_dir: bool) -> bool:
-        if is_dir and path.name in DEFAULT_EXCLUDES:
+        return self._excluded(str(path), path.name, is_dir, None)
+
+    def _excluded(self, full: str, name: str, is_dir: bool, ignores: IgnoreChain | None) -> bool:
+        """``full`` is absolute; ``ignores`` are the .gitignore specs of its folder, when known."""
+        if is_dir and name in DEFAULT_EXCLUDES:
             return True
         if self.exclude is not None:
-            relative = _relative_posix(path, self.settings.root)
+            relative = _relative_posix(full, self._root)
             if relative and self.exclude.match_file(relative + ("/" if is_dir else "")):
                 return True
-        return self.respect_gitignore and self._gitignored(path, is_dir)
+        return self.respect_gitignore and self._gitignored(full, is_dir, ignores)
 
-    def _gitignored(self, path: Path, is_dir: bool) -> bool:
-        for folder in path.parents:
-            if self._explicit_root is not None and self._explicit_root not in (
-                folder,
-                *folder.parents,
-            ):
-                break  # above a folder named on the command line, which is linted as asked
-            spec = self._gitignore_spec(folder)
+    def _gitignored(self, full: str, is_dir: bool, ignores: IgnoreChain | None = None) -> bool:
+        if ignores is None:
+            ignores = self._ignores_of(Path(full).parent)
+        suffix = "/" if is_dir else ""
+        return any(
+            spec.match_file(full[len(folder) :].replace(os.sep, "/") + suffix)
+            for folder, spec in ignores
+        )
+
+    def _ignores_of(self, folder: Path) -> IgnoreChain:
+        """The .gitignore specs that apply in ``folder``: its own and its parents', up to the
+        repository root (a folder with ``.git``) or the folder named on the command line."""
+        chain: list[tuple[str, pathspec.GitIgnoreSpec]] = []
+        for current in (folder, *folder.parents):
+            spec = self._gitignore_spec(current)
             if spec is not None:
-                relative = path.relative_to(folder).as_posix() + ("/" if is_dir else "")
-                if spec.match_file(relative):
-                    return True
-            if (folder / ".git").exists():
+                chain.append((os.path.join(str(current), ""), spec))
+            if current == self._explicit_root or (current / ".git").exists():
                 break
-        return False
+        return tuple(chain)
+
+    def _ignores_below(
+        self, folder: str, names: list[str], files: list[str], above: IgnoreChain
+    ) -> IgnoreChain:
+        """``_ignores_of`` for a folder met while walking, from its parent's: nothing is
+        looked up twice."""
+        here = () if ".git" in names or ".git" in files else above
+        if ".gitignore" not in files:
+            return here
+        spec = self._gitignore_spec(Path(folder))
+        return ((os.path.join(folder, ""), spec), *here) if spec is not None else here
 
     def _gitignore_spec(self, folder: Path) -> pathspec.GitIgnoreSpec | None:
         if folder not in self._ignore_cache:
@@ -119,7 +145,7 @@ class Walker:
         return self._ignore_cache[folder]
 
     def walk(self, paths: list[Path], force_exclude: bool = False) -> Iterator[Candidate]:
-        seen: set[Path] = set()
+        seen: set[str] = set()
         for given in paths:
             if given.is_dir():
                 yield from self._walk_dir(given.absolute(), given, seen)
@@ -127,31 +153,47 @@ class Walker:
             language = language_of(given) or "unknown"
             if force_exclude and self.is_excluded(given.absolute(), is_dir=False):
                 continue
-            key = given.absolute()
+            key = str(given.absolute())
             if key not in seen:
                 seen.add(key)
                 yield Candidate(given, language, explicit=True)
 
-    def _walk_dir(self, absolute: Path, shown: Path, seen: set[Path]) -> Iterator[Candidate]:
+    def _walk_dir(self, absolute: Path, shown: Path, seen: set[str]) -> Iterator[Candidate]:
         # A folder named on the command line is linted even if a .gitignore above it excludes it;
         # then only the .gitignore files inside it apply.
-        self._explicit_root = absolute if self._gitignored(absolute, is_dir=True) else None
+        ignored = self.respect_gitignore and self._gitignored(str(absolute), is_dir=True)
+        self._explicit_root = absolute if ignored else None
         try:
             yield from self._walk_tree(absolute, shown, seen)
         finally:
             self._explicit_root = None
 
-    def _walk_tree(self, absolute: Path, shown: Path, seen: set[Path]) -> Iterator[Candidate]:
-        for root, dirs, files in os.walk(absolute):
-            root_path = Path(root)
-            dirs[:] = sorted(d for d in dirs if not self.is_excluded(root_path / d, is_dir=True))
+    def _walk_tree(self, absolute: Path, shown: Path, seen: set[str]) -> Iterator[Candidate]:
+        # Strings, not Path objects, for every file: the walk is most of a cached run's time.
+        top = str(absolute)
+        shown_prefix = os.path.join(str(shown), "")
+        outer = self.respect_gitignore and self._explicit_root is None
+        ignores = {top: self._ignores_of(absolute.parent) if outer else ()}
+        for root, dirs, files in os.walk(top):
+            above = ignores.pop(root)
+            here = self._ignores_below(root, dirs, files, above) if self.respect_gitignore else ()
+            kept = sorted(
+                d for d in dirs if not self._excluded(os.path.join(root, d), d, True, here)
+            )
+            dirs[:] = kept
+            ignores.update((os.path.join(root, d), here) for d in kept)
+            prefix = os.path.join(root, "")[len(top) + 1 :]
             for name in sorted(files):
-                full = root_path / name
-                language = language_of(full)
-                if language is None or full in seen or self.is_excluded(full, is_dir=False):
+                language = LANGUAGE_BY_SUFFIX.get(os.path.splitext(name)[1].lower())
+                if language is None or name.lower() == "setup.py":
+                    language = language_of(Path(root, name))
+                full = os.path.join(root, name)
+                if language is None or self._excluded(full, name, False, here):
+                    continue
+                if full in seen:
                     continue
                 seen.add(full)
-                yield Candidate(shown / full.relative_to(absolute), language)
+                yield Candidate(Path(shown_prefix + prefix + name), language)
 
 
 def _gitignore_spec(lines: list[str] | tuple[str, ...]) -> pathspec.GitIgnoreSpec:
@@ -166,8 +208,7 @@ def matches_glob(path: str, pattern: str) -> bool:
     return fnmatch.fnmatch(path, pattern) or fnmatch.fnmatch(os.path.basename(path), pattern)
 
 
-def _relative_posix(path: Path, root: Path) -> str | None:
-    try:
-        return path.relative_to(root.absolute()).as_posix()
-    except ValueError:
+def _relative_posix(path: str, root: str) -> str | None:
+    if not path.startswith(root):
         return None
+    return path[len(root) :].replace(os.sep, "/")

@@ -1,15 +1,18 @@
 """File in, findings out — the same for every output format, the CLI, pre-commit and CI.
 
-``lint_paths`` reads each file in the calling process and runs a cheap text test; only files that
-could hold a finding are parsed, spread over worker processes when there are enough of them.
+``lint_paths`` answers from the cache what it can; the other files are read and given a cheap
+text test, and only files that could hold a finding are parsed, in worker processes when there
+are enough files.
 Analysers are imported on first use, so a run that parses nothing imports no parser.
 """
 
 from __future__ import annotations
 
+import gc
 import importlib
 import io
 import os
+import time
 import tokenize
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, replace
@@ -31,8 +34,17 @@ from portlint.suppress import (
 if TYPE_CHECKING:
     from concurrent.futures import Future, ProcessPoolExecutor
 
-#: Below this many files to parse, worker processes cost more than they save.
-PARALLEL_THRESHOLD = 12
+    from portlint.cache import Cache
+
+#: Below this many files left to read, worker processes cost more than they save.
+PARALLEL_THRESHOLD = 24
+#: How long a run works in this process before it starts workers for the rest.
+INLINE_SECONDS = 0.15
+#: Files per job sent to a worker, at most (small files cost less than sending them one by one).
+BATCH_SIZE = 16
+#: Batches sent but not yet answered, per worker: enough to keep workers busy, few enough that
+#: texts and results in flight stay bounded however large the tree.
+IN_FLIGHT_PER_WORKER = 2
 BINARY_SNIFF = 8192
 #: Findings about the input itself: with them present, no suppression can be judged unused.
 INPUT_PROBLEMS = ("PRT001", "PRT002")
@@ -96,11 +108,20 @@ class UnreadableFile(Exception):
 
 
 def read_source(path: Path, language: str) -> SourceFile:
+    raw, stat = read_bytes(path)
+    return decode_source(path, raw, language, stat.st_mtime_ns)
+
+
+def read_bytes(path: Path) -> tuple[bytes, os.stat_result]:
     try:
         raw = path.read_bytes()
         stat = path.stat()
     except OSError as error:
         raise UnreadableFile(f"cannot read: {error.strerror or error}") from None
+    return raw, stat
+
+
+def decode_source(path: Path, raw: bytes, language: str, mtime_ns: int = 0) -> SourceFile:
     if b"\0" in raw[:BINARY_SNIFF]:
         raise UnreadableFile("binary file (contains NUL bytes)")
     bom = raw.startswith(b"\xef\xbb\xbf")
@@ -127,7 +148,7 @@ def read_source(path: Path, language: str) -> SourceFile:
         encoding="utf-8" if encoding == "utf-8-sig" else encoding,
         bom=bom,
         newline=_newline_of(text),
-        mtime_ns=stat.st_mtime_ns,
+        mtime_ns=mtime_ns,
     )
 
 
@@ -267,11 +288,68 @@ def fix_source(
 
 
 def _lint_job(job: tuple[SourceFile, str, Settings, FixPolicy | None]) -> FileResult:
+    # Each file's syntax tree is garbage once the file is done, and freed by reference counting:
+    # collector passes during a parse only rescan the growing tree (a third of the parse time).
+    collecting = gc.isenabled()
+    gc.disable()
     try:
         return lint_source(*job)
     except Exception as error:  # a bug in portlint: report it for this file, go on with the rest
         message = f"internal error: {type(error).__name__}: {error} (please report this)"
         return FileResult(job[0].path, (), error=message, internal_error=True)
+    finally:
+        if collecting:
+            gc.enable()
+
+
+@dataclass(frozen=True)
+class Job:
+    """One file to read, prefilter and lint, in this process or a worker."""
+
+    path: str
+    language: str
+    settings: Settings
+    fixing: FixPolicy | None
+    #: Cache in use: also return the file's stamp (time, size, content hash).
+    stamp: bool = False
+    #: The content hash the cache holds for this file: equal content needs no analysis.
+    known_hash: str | None = None
+
+
+#: What a job gives back: its result (None when the content matched ``known_hash``) and the
+#: stamp under which the result may be cached (None when it must not be).
+Outcome = tuple[FileResult | None, list | None]
+
+
+def run_job(job: Job) -> Outcome:
+    """Read, prefilter and lint one file."""
+    path = Path(job.path)
+    try:
+        raw, stat = read_bytes(path)
+        stamp = None
+        if job.stamp:
+            from portlint.cache import content_hash
+
+            stamp = [stat.st_mtime_ns, stat.st_size, content_hash(raw)]
+            if stamp[2] == job.known_hash:
+                return None, stamp
+        source = decode_source(path, raw, job.language, stat.st_mtime_ns)
+    except UnreadableFile as error:
+        finding = unreadable_finding(job.path, str(error), load_catalog())
+        return FileResult(job.path, (finding,), error=str(error)), None
+    analyser = ANALYSERS[job.language]
+    if analyser.load(analyser.candidate)(source.text):
+        result = _lint_job((source, job.language, job.settings, job.fixing))
+    else:
+        # No rule can fire, so every portlint suppression in the file is unused; finding them
+        # needs the text only, no parser.
+        result = FileResult(source.path, select_findings((), source, job.settings))
+    cacheable = result.fixed_text is None and result.error is None
+    return result, stamp if cacheable else None
+
+
+def _run_batch(jobs: list[Job]) -> list[Outcome]:
+    return [run_job(job) for job in jobs]
 
 
 def lint_paths(
@@ -279,73 +357,106 @@ def lint_paths(
     settings: Settings,
     jobs: int | None = None,
     fixing: FixPolicy | None = None,
+    cache: Cache | None = None,
 ) -> Iterator[FileResult]:
-    """Results for every candidate file: clean files too, in no particular order."""
-    catalog = load_catalog()
-    with JobRunner(jobs) as runner:
-        for candidate in candidates:
-            analyser = ANALYSERS.get(candidate.language)
-            if analyser is None:
-                continue
-            try:
-                source = read_source(candidate.path, candidate.language)
-            except UnreadableFile as error:
-                finding = unreadable_finding(str(candidate.path), str(error), catalog)
-                yield FileResult(str(candidate.path), (finding,), error=str(error))
-                continue
-            if analyser.load(analyser.candidate)(source.text):
-                yield from runner.submit((source, candidate.language, settings, fixing))
-            else:
-                # No rule can fire, so every portlint suppression in the file is unused; finding
-                # them needs the text only, no parser.
-                yield FileResult(source.path, select_findings((), source, settings))
-        yield from runner.results()
+    """Results for every candidate file: clean files too, in no particular order. Each file uses
+    its own settings (``candidate.settings``) when it has them, and its own cache entry.
 
-
-class JobRunner:
-    """Parses files in this process, or in worker processes once there are enough of them.
-
-    Files are handed to the workers one at a time as the prefilter finds them, so parsing starts
-    while the rest of the tree is still being read, and a worker that drew a large file does not
-    hold up a batch of small ones.
+    The files the cache answers for are not read. The rest are read, prefiltered and linted in
+    this process when there are few of them, else by worker processes that take paths in
+    batches (a bounded number in flight), so this process only walks, looks up and prints.
     """
+    pending = []
+    for candidate in candidates:
+        if candidate.language not in ANALYSERS:
+            continue
+        path = str(candidate.path)
+        own = candidate.settings or settings  # its closest configuration, else the run's
+        known = None
+        if cache is not None:
+            findings, known = cache.lookup(path, own)
+            # Fixing needs the analysis of a file with findings; a clean file needs nothing.
+            if findings is not None and (fixing is None or not findings):
+                yield FileResult(path, findings)
+                continue
+        policy = fixing and replace(fixing, targets=own.targets)
+        if fixing is not None:
+            known = None
+        pending.append(Job(path, candidate.language, own, policy, cache is not None, known))
+    for job, (result, stamp) in run_jobs(pending, jobs):
+        if result is None:
+            assert cache is not None and stamp is not None
+            result = FileResult(job.path, cache.hit_by_content(job.path, job.settings, stamp))
+        elif stamp is not None and cache is not None:
+            cache.store(job.path, job.settings, stamp, result.findings)
+        yield result
 
-    def __init__(self, jobs: int | None) -> None:
-        self.workers = jobs if jobs is not None else (os.cpu_count() or 1)
-        self.waiting: list[tuple[SourceFile, str, Settings, FixPolicy | None]] = []
-        self.pool: ProcessPoolExecutor | None = None
-        self.futures: list[Future[FileResult]] = []
 
-    def __enter__(self) -> JobRunner:
-        return self
+def run_jobs(pending: list[Job], jobs: int | None) -> Iterator[tuple[Job, Outcome]]:
+    """Each job with its outcome, as they finish.
 
-    def __exit__(self, *exc_info: object) -> None:
-        if self.pool is not None:
-            self.pool.shutdown(cancel_futures=True)
+    Jobs run in this process first; once that has taken ``INLINE_SECONDS`` and enough jobs are
+    left, the rest go to worker processes (starting them costs more than a short run takes).
+    """
+    workers = jobs if jobs is not None else (os.cpu_count() or 1)
+    started = time.perf_counter()
+    index = 0
+    while index < len(pending):
+        many = workers > 1 and len(pending) - index >= PARALLEL_THRESHOLD
+        if many and time.perf_counter() - started > INLINE_SECONDS:
+            break
+        job = pending[index]
+        index += 1
+        yield job, run_job(job)
+    if index < len(pending):
+        yield from _run_in_workers(pending[index:], workers)
 
-    def submit(
-        self, job: tuple[SourceFile, str, Settings, FixPolicy | None]
-    ) -> Iterator[FileResult]:
-        if self.workers <= 1:
-            yield _lint_job(job)
-        elif self.pool is not None:
-            self.futures.append(self.pool.submit(_lint_job, job))
-        else:
-            self.waiting.append(job)
-            if len(self.waiting) >= PARALLEL_THRESHOLD:
-                self.pool = _start_pool(self.workers)
-                self.futures = [self.pool.submit(_lint_job, waiting) for waiting in self.waiting]
-                self.waiting = []
 
-    def results(self) -> Iterator[FileResult]:
-        """What is still to come: the few files too few for workers, then the workers' results."""
-        yield from map(_lint_job, self.waiting)
-        self.waiting = []
-        if self.futures:
-            from concurrent.futures import as_completed
+def _run_in_workers(pending: list[Job], workers: int) -> Iterator[tuple[Job, Outcome]]:
+    from concurrent.futures import FIRST_COMPLETED, wait
+    from concurrent.futures.process import BrokenProcessPool
 
-            for future in as_completed(self.futures):
-                yield future.result()
+    size = max(1, min(BATCH_SIZE, len(pending) // (workers * 4)))
+    batches = iter([pending[i : i + size] for i in range(0, len(pending), size)])
+    in_flight: dict[Future[list[Outcome]], list[Job]] = {}
+    # Loaded once here rather than in every worker: forked workers inherit them.
+    load_catalog()
+    for language in {job.language for job in pending}:
+        importlib.import_module(ANALYSERS[language].module)
+    pool = _start_pool(workers)
+    try:
+        for batch in batches:
+            try:
+                in_flight[pool.submit(_run_batch, batch)] = batch
+            except BrokenProcessPool:
+                yield from _died(batch)
+                continue
+            while len(in_flight) >= workers * IN_FLIGHT_PER_WORKER:
+                yield from _finished(in_flight, wait(in_flight, return_when=FIRST_COMPLETED).done)
+        while in_flight:
+            yield from _finished(in_flight, wait(in_flight, return_when=FIRST_COMPLETED).done)
+    finally:
+        pool.shutdown(cancel_futures=True)
+
+
+def _finished(
+    in_flight: dict[Future[list[Outcome]], list[Job]], done: set[Future[list[Outcome]]]
+) -> Iterator[tuple[Job, Outcome]]:
+    from concurrent.futures.process import BrokenProcessPool
+
+    for future in done:
+        batch = in_flight.pop(future)
+        try:
+            yield from zip(batch, future.result(), strict=True)
+        except BrokenProcessPool:
+            yield from _died(batch)
+
+
+def _died(batch: list[Job]) -> Iterator[tuple[Job, Outcome]]:
+    """A worker was killed (out of memory?): an error for each file it or the pool held."""
+    message = "internal error: a worker process died (out of memory?) (please report this)"
+    for job in batch:
+        yield job, (FileResult(job.path, (), error=message, internal_error=True), None)
 
 
 def _start_pool(workers: int) -> ProcessPoolExecutor:

@@ -250,7 +250,9 @@ def analyse_python(
     min_torch = (settings or Settings()).min_torch
     ctx.fixes = FixBuilder(ctx, tree, min_torch, source.newline)
     Analyser(ctx).visit(tree)
-    return ctx.findings()
+    findings = ctx.findings()
+    ctx.fixes = None  # the builder refers back to ctx: without the cycle, the tree is freed now
+    return findings
 
 
 def parse_error_finding(

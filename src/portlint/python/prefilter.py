@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import re
 
-#: Words at least one of which a file must contain for any Python rule to fire. Each is searched
-#: for as plain text (``in``): that runs at memory speed, where one regex over all of them does not.
+from portlint.wordsearch import holds_any, word_searches
+
+#: Words at least one of which a file must contain for any Python rule to fire.
 CANDIDATE_WORDS = (
     "cuda",
     "nccl",
@@ -43,11 +44,11 @@ CANDIDATE_CONTEXTS = {
 }
 
 
+#: The words and contexts as a few expressions that each start with literal text
+#: (``portlint.wordsearch``): twice as fast as searching for each word in turn.
+SEARCHES = word_searches(CANDIDATE_WORDS, CANDIDATE_CONTEXTS)
+
+
 def is_candidate(text: str) -> bool:
     """Cheap test run on every file: could any Python rule fire here?"""
-    if any(word in text for word in CANDIDATE_WORDS):
-        return True
-    return any(
-        word in text and pattern.search(text) is not None
-        for word, pattern in CANDIDATE_CONTEXTS.items()
-    )
+    return holds_any(text, SEARCHES)

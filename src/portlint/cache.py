@@ -1,0 +1,283 @@
+"""Results of earlier runs, so that a run over unchanged files reads no file and parses nothing.
+
+Like ruff's cache: one file per combination of portlint's code, the rule catalogue and the
+effective settings of the files linted with them (``<cache-dir>/<key>.json``). Each maps a file's
+absolute path to its modification time, size, content hash and final findings (after rule
+selection, suppressions and the target filter). A file whose modification time and size match is
+taken from the cache without being read; one whose time changed but whose content hash matches
+is a hit too (a ``git checkout`` or ``touch``).
+
+Writing is atomic (a temporary file in the same folder, then ``os.replace``), so concurrent runs
+each leave a complete file and the last one wins; before writing, a run merges what another run
+stored meanwhile. Entries of files that no longer exist are dropped when a file is written. A cache
+file that cannot be read or decoded is ignored and rewritten: a broken cache never stops a run.
+
+The cache is JSON (not pickle): a cache folder that came with a cloned repository must not be able
+to run code.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import json
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+try:  # the BLAKE2 module itself: hashlib would load OpenSSL, a cost on every pre-commit run
+    from _blake2 import blake2b
+except ImportError:  # pragma: no cover - Python builds without it
+    from hashlib import blake2b
+
+from portlint import __version__
+from portlint.config import Settings
+from portlint.model import (
+    Advice,
+    Applicability,
+    Edit,
+    Finding,
+    Fix,
+    Severity,
+    Span,
+    Status,
+)
+
+#: Default folder, relative to the project root (the configuration file's folder, else the
+#: working directory).
+DEFAULT_DIR = ".portlint_cache"
+#: Bumped whenever the layout of a cache file changes.
+FORMAT = 1
+#: Settings fields that do not change what a file's findings are.
+NOT_IN_KEY = frozenset({"cache_dir"})
+PACKAGE = Path(__file__).resolve().parent
+
+
+def cache_dir(settings: Settings, override: Path | None = None) -> Path:
+    """Where the cache lives: ``--cache-dir``, else the ``cache-dir`` setting, else the default,
+    relative to the project root."""
+    chosen = override or getattr(settings, "cache_dir", None) or Path(DEFAULT_DIR)
+    return chosen if chosen.is_absolute() else settings.root / chosen
+
+
+def content_hash(raw: bytes) -> str:
+    return blake2b(raw, digest_size=16).hexdigest()
+
+
+def code_fingerprint() -> str:
+    """portlint's version and its code: a changed module (in a checkout) is a new version."""
+    digest = blake2b(f"{FORMAT}:{__version__}".encode(), digest_size=16)
+    for path in sorted(PACKAGE.rglob("*.py")):
+        with contextlib.suppress(OSError):
+            stat = path.stat()
+            digest.update(f"{path.relative_to(PACKAGE)}:{stat.st_size}:{stat.st_mtime_ns}".encode())
+    return digest.hexdigest()
+
+
+def catalog_fingerprint(directory: Path) -> str:
+    """The content of every file of the rule catalogue."""
+    digest = blake2b(digest_size=16)
+    for path in sorted(directory.rglob("*.toml")):
+        with contextlib.suppress(OSError):
+            digest.update(str(path.relative_to(directory)).encode() + b"\0" + path.read_bytes())
+    return digest.hexdigest()
+
+
+def settings_fingerprint(settings: Settings) -> str:
+    """The effective settings of a file (everything that can change its findings)."""
+    parts = [
+        (item.name, getattr(settings, item.name))
+        for item in dataclasses.fields(settings)
+        if item.name not in NOT_IN_KEY
+    ]
+    return blake2b(repr(parts).encode(), digest_size=16).hexdigest()
+
+
+@dataclass
+class Shard:
+    """The cache file for one combination of code, catalogue and settings."""
+
+    path: Path
+    entries: dict[str, list[Any]] = field(default_factory=dict)
+    #: Paths stored or confirmed by this run (the rest are checked for existence on save).
+    touched: set[str] = field(default_factory=set)
+    changed: bool = False
+
+
+class Cache:
+    """Looked up and filled by the engine; ``save`` writes what changed."""
+
+    def __init__(self, directory: Path, catalog_directory: Path) -> None:
+        self.directory = directory
+        self._base = f"{code_fingerprint()}:{catalog_fingerprint(catalog_directory)}"
+        self._shards: dict[str, Shard] = {}
+        self._by_settings: dict[int, tuple[Settings, Shard]] = {}
+
+    def shard(self, settings: Settings) -> Shard:
+        known = self._by_settings.get(id(settings))
+        if known is not None and known[0] is settings:
+            return known[1]
+        key = f"{self._base}:{settings_fingerprint(settings)}"
+        name = blake2b(key.encode(), digest_size=12).hexdigest()
+        shard = self._shards.get(name)
+        if shard is None:
+            path = self.directory / f"{name}.json"
+            shard = self._shards[name] = Shard(path, _read_entries(path))
+        self._by_settings[id(settings)] = (settings, shard)
+        return shard
+
+    def lookup(
+        self, path: str, settings: Settings
+    ) -> tuple[tuple[Finding, ...] | None, str | None]:
+        """The cached findings when the file's time and size match (no read needed), else the
+        content hash stored for it (the caller compares it after reading), else nothing."""
+        shard = self.shard(settings)
+        key = os.path.abspath(path)
+        entry = shard.entries.get(key)
+        if entry is None:
+            return None, None
+        try:
+            findings = decode_findings(entry[3], path)
+            stat = os.stat(key)
+        except (OSError, ValueError, TypeError, KeyError, IndexError):
+            return None, None  # a damaged entry is a miss, and is replaced
+        if [stat.st_mtime_ns, stat.st_size] == entry[:2]:
+            shard.touched.add(key)
+            return findings, None
+        return None, str(entry[2])
+
+    def hit_by_content(
+        self, path: str, settings: Settings, stamp: list[Any]
+    ) -> tuple[Finding, ...]:
+        """The content hash matched: the stored findings, under the file's new time and size."""
+        shard = self.shard(settings)
+        key = os.path.abspath(path)
+        entry = shard.entries[key]
+        findings = decode_findings(entry[3], path)
+        self.store(path, settings, stamp, entry[3])
+        return findings
+
+    def store(self, path: str, settings: Settings, stamp: list[Any], findings: Any) -> None:
+        """Remember a file's findings; ``stamp`` is [mtime_ns, size, content hash]."""
+        shard = self.shard(settings)
+        key = os.path.abspath(path)
+        encoded = findings if _is_encoded(findings) else encode_findings(findings)
+        shard.entries[key] = [*stamp, encoded]
+        shard.touched.add(key)
+        shard.changed = True
+
+    def save(self) -> str | None:
+        """Write the shards that changed; a one-line problem if the cache cannot be written."""
+        changed = [shard for shard in self._shards.values() if shard.changed]
+        if not changed:
+            return None
+        try:
+            ensure_folder(self.directory)
+            for shard in changed:
+                _write_shard(shard)
+        except OSError as error:
+            return f"cannot write the cache in {self.directory}: {error.strerror or error}"
+        return None
+
+
+def ensure_folder(directory: Path) -> None:
+    """The cache folder, git-ignored by a ``.gitignore`` of its own (as ruff's)."""
+    directory.mkdir(parents=True, exist_ok=True)
+    ignore = directory / ".gitignore"
+    if not ignore.exists():
+        _atomic_write(ignore, "# Automatically created by portlint.\n*\n")
+
+
+def _write_shard(shard: Shard) -> None:
+    # Another run may have written this shard since it was read: keep its entries too.
+    merged = {**_read_entries(shard.path), **shard.entries}
+    for key in list(merged):
+        if key not in shard.touched and not os.path.exists(key):
+            del merged[key]
+    _atomic_write(shard.path, json.dumps(merged, separators=(",", ":")))
+    shard.entries, shard.changed = merged, False
+
+
+def _atomic_write(path: Path, text: str) -> None:
+    # A name no other run picks (not tempfile: importing it costs a pre-commit run 5 ms).
+    temporary = path.parent / f".tmp-{os.getpid()}-{os.urandom(6).hex()}"
+    try:
+        with open(temporary, "x", encoding="utf-8") as stream:
+            stream.write(text)
+        os.replace(temporary, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(temporary)
+        raise
+
+
+def _read_entries(path: Path) -> dict[str, list[Any]]:
+    try:
+        data = json.loads(path.read_bytes())
+    except (OSError, ValueError):
+        return {}
+    if not isinstance(data, dict):
+        return {}
+    return {k: v for k, v in data.items() if isinstance(v, list) and len(v) == 4}
+
+
+# Findings as JSON arrays: the path is left out (it is the entry's key, and a run may name the
+# same file differently: ``src`` against ``./src``).
+
+
+def _is_encoded(findings: Any) -> bool:
+    return isinstance(findings, list)
+
+
+def encode_findings(findings: tuple[Finding, ...]) -> list[Any]:
+    return [
+        [
+            dataclasses.astuple(f.span),
+            f.code,
+            f.name,
+            f.severity.value,
+            f.message,
+            f.symbol,
+            {t: [a.status.value, a.replacement, a.note] for t, a in f.targets.items()},
+            _encode_fix(f.fix),
+        ]
+        for f in findings
+    ]
+
+
+def _encode_fix(fix: Fix | None) -> list[Any] | None:
+    if fix is None:
+        return None
+    edits = [[dataclasses.astuple(edit.span), edit.content] for edit in fix.edits]
+    return [fix.applicability.value, edits, fix.description, fix.target]
+
+
+def decode_findings(encoded: list[Any], path: str) -> tuple[Finding, ...]:
+    """The stored findings; raises ValueError, TypeError, KeyError or IndexError if damaged."""
+    return tuple(
+        Finding(
+            path=path,
+            span=Span(*span),
+            code=str(code),
+            name=str(name),
+            severity=Severity(severity),
+            message=str(message),
+            symbol=str(symbol),
+            targets={t: Advice(Status(a[0]), a[1], a[2]) for t, a in targets.items()},
+            fix=_decode_fix(fix),
+        )
+        for span, code, name, severity, message, symbol, targets, fix in encoded
+    )
+
+
+def _decode_fix(fix: list[Any] | None) -> Fix | None:
+    if fix is None:
+        return None
+    applicability, edits, description, target = fix
+    return Fix(
+        Applicability(applicability),
+        tuple(Edit(Span(*span), content) for span, content in edits),
+        description,
+        target,
+    )

@@ -1,0 +1,272 @@
+"""The results cache: what hits, what misses, and that a damaged or shared cache never breaks a run.
+
+Runs are in-process with one job, and every analysis is counted (``analysed``), so a hit is seen as
+"no file analysed" and not inferred from timing.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import portlint.cache
+import portlint.engine
+from portlint.cache import Cache, decode_findings, encode_findings
+from portlint.catalog import rules_dir
+from portlint.config import Settings
+from portlint.discover import Candidate
+from portlint.engine import lint_paths, lint_source, read_source
+from support import run_cli
+
+TRAIN = "import torch\n\nmodel = Net().cuda()\n"
+CLEAN = "import os\n\nprint(os.getcwd())\n"
+#: What ``TRAIN`` gives in JSON: the file with findings.
+CUDA_METHOD = "PRT102"
+
+
+@pytest.fixture
+def analysed(monkeypatch) -> list[str]:
+    """Paths analysed (parsed) by the engine during the test."""
+    paths: list[str] = []
+
+    def counting(source, *rest):
+        paths.append(Path(source.path).name)
+        return lint_source(source, *rest)
+
+    monkeypatch.setattr(portlint.engine, "lint_source", counting)
+    return paths
+
+
+@pytest.fixture
+def project(tmp_path, monkeypatch) -> Path:
+    monkeypatch.delenv("PORTLINT_NO_CACHE", raising=False)
+    (tmp_path / "train.py").write_text(TRAIN, encoding="utf-8")
+    (tmp_path / "util.py").write_text(CLEAN, encoding="utf-8")
+    return tmp_path
+
+
+def check(project: Path, *args: str) -> tuple[int, list[dict]]:
+    status, out, err = run_cli("--output-format", "json", "-j", "1", *args, ".", cwd=project)
+    assert err == ""
+    return status, json.loads(out)
+
+
+def codes(findings: list[dict]) -> list[tuple[str, str]]:
+    return sorted((f["path"].replace(os.sep, "/"), f["code"]) for f in findings)
+
+
+def shard_files(project: Path) -> list[Path]:
+    return sorted((project / ".portlint_cache").glob("*.json"))
+
+
+def test_second_run_analyses_nothing_and_reports_the_same(project, analysed):
+    first = check(project)
+    assert analysed == ["train.py"]
+    second = check(project)
+    assert analysed == ["train.py"]
+    assert second == first
+    assert codes(first[1]) == [("train.py", CUDA_METHOD)]
+    assert (project / ".portlint_cache" / ".gitignore").read_text().splitlines()[-1] == "*"
+    assert len(shard_files(project)) == 1
+
+
+def test_unchanged_time_and_size_is_trusted_without_reading(project, analysed):
+    check(project)
+    stat = (project / "train.py").stat()
+    # Same size, same time, different text: the cache answers (as ruff's does).
+    (project / "train.py").write_text(TRAIN.replace("cuda", "cpu_"), encoding="utf-8")
+    os.utime(project / "train.py", ns=(stat.st_atime_ns, stat.st_mtime_ns))
+    _, findings = check(project)
+    assert codes(findings) == [("train.py", CUDA_METHOD)]
+    assert analysed == ["train.py"]
+
+
+def test_a_changed_file_misses(project, analysed):
+    check(project)
+    (project / "util.py").write_text(CLEAN + "x = y.cuda()\n", encoding="utf-8")
+    _, findings = check(project)
+    assert analysed == ["train.py", "util.py"]
+    assert codes(findings) == [("train.py", CUDA_METHOD), ("util.py", CUDA_METHOD)]
+
+
+def test_a_touched_file_with_the_same_content_hits(project, analysed):
+    check(project)
+    stat = (project / "train.py").stat()
+    os.utime(project / "train.py", ns=(stat.st_atime_ns, stat.st_mtime_ns + 10**9))
+    _, findings = check(project)
+    assert analysed == ["train.py"]  # read and hashed, not analysed again
+    assert codes(findings) == [("train.py", CUDA_METHOD)]
+
+
+def test_a_changed_setting_misses(project, analysed):
+    check(project)
+    _, findings = check(project, "--ignore", CUDA_METHOD)
+    assert analysed == ["train.py", "train.py"]
+    assert findings == []
+    check(project)
+    check(project, "--ignore", CUDA_METHOD)
+    assert analysed == ["train.py", "train.py"]  # each setting has its own cache file
+    assert len(shard_files(project)) == 2
+
+
+def test_a_changed_configuration_file_misses(project, analysed):
+    check(project)
+    (project / "portlint.toml").write_text(f'ignore = ["{CUDA_METHOD}"]\n', encoding="utf-8")
+    _, findings = check(project)
+    assert findings == []
+    assert analysed == ["train.py", "train.py"]
+
+
+def test_a_changed_catalogue_misses(project, tmp_path_factory):
+    settings = Settings(config_path=project / "portlint.toml")
+    findings = lint_source(read_source(project / "train.py", "python"), "python", settings)
+    copy = tmp_path_factory.mktemp("catalogue") / "rules"
+    shutil.copytree(rules_dir(), copy)
+    stamp = [0, 0, "hash"]
+    cache = Cache(project / "cache", copy)
+    cache.store(str(project / "train.py"), settings, stamp, findings.findings)
+    assert cache.save() is None
+    assert Cache(project / "cache", copy).lookup(str(project / "train.py"), settings)[1] == "hash"
+
+    first = sorted(copy.glob("*.toml"))[0]
+    first.write_text(first.read_text(encoding="utf-8") + "\n# changed\n", encoding="utf-8")
+    assert Cache(project / "cache", copy).lookup(str(project / "train.py"), settings) == (
+        None,
+        None,
+    )
+
+
+def test_a_new_version_misses(project, analysed, monkeypatch):
+    check(project)
+    monkeypatch.setattr(portlint.cache, "__version__", "99.0.0")
+    check(project)
+    assert analysed == ["train.py", "train.py"]
+
+
+def test_a_corrupt_cache_file_is_ignored_and_rewritten(project, analysed):
+    first = check(project)
+    (shard,) = shard_files(project)
+    shard.write_text('{"truncated": [1, 2', encoding="utf-8")
+    assert check(project) == first
+    assert analysed == ["train.py", "train.py"]
+    assert check(project) == first
+    assert analysed == ["train.py", "train.py"]  # rewritten: the third run hits again
+    assert len(json.loads(shard.read_text(encoding="utf-8"))) == 2
+
+
+def test_a_corrupt_entry_is_ignored_and_rewritten(project, analysed):
+    first = check(project)
+    (shard,) = shard_files(project)
+    entries = json.loads(shard.read_text(encoding="utf-8"))
+    key = str((project / "train.py").resolve())
+    entries[key][3] = [["not a span"], "PRT102"]
+    shard.write_text(json.dumps(entries), encoding="utf-8")
+    assert check(project) == first
+    assert analysed == ["train.py", "train.py"]
+    decode_findings(json.loads(shard.read_text(encoding="utf-8"))[key][3], "train.py")
+
+
+def test_entries_of_deleted_files_are_dropped(project):
+    check(project)
+    (project / "util.py").unlink()
+    (project / "new.py").write_text(CLEAN, encoding="utf-8")
+    check(project)
+    (shard,) = shard_files(project)
+    names = sorted(Path(key).name for key in json.loads(shard.read_text(encoding="utf-8")))
+    assert names == ["new.py", "train.py"]
+
+
+def test_two_concurrent_runs_leave_a_valid_cache(project, analysed):
+    for index in range(40):
+        (project / f"module_{index}.py").write_text(f"x = {index}\nmodel.cuda()\n", "utf-8")
+    command = [sys.executable, "-m", "portlint", "--output-format", "json", "-j", "1", "."]
+    runs = [
+        subprocess.Popen(command, cwd=project, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        for _ in range(2)
+    ]
+    outputs = [run.communicate() for run in runs]
+    assert [run.returncode for run in runs] == [1, 1]
+    assert [err for _, err in outputs] == [b"", b""]
+    assert outputs[0][0] == outputs[1][0]
+    (shard,) = shard_files(project)
+    assert len(json.loads(shard.read_text(encoding="utf-8"))) == 42
+    assert not list((project / ".portlint_cache").glob(".tmp-*"))
+    _, findings = check(project)
+    assert analysed == []  # everything from the cache the two runs left
+    assert len(findings) == 41
+
+
+def test_no_cache_reads_and_writes_no_cache(project, analysed):
+    check(project, "--no-cache")
+    check(project, "--no-cache")
+    assert analysed == ["train.py", "train.py"]
+    assert not (project / ".portlint_cache").exists()
+
+
+def test_cache_dir_option_and_setting(project, analysed):
+    check(project, "--cache-dir", "elsewhere")
+    assert len(list((project / "elsewhere").glob("*.json"))) == 1
+    (project / "portlint.toml").write_text('cache-dir = "configured"\n', encoding="utf-8")
+    check(project)
+    check(project)
+    assert len(list((project / "configured").glob("*.json"))) == 1
+    assert analysed == ["train.py", "train.py"]
+    assert not (project / ".portlint_cache").exists()
+
+
+def test_an_unwritable_cache_is_a_warning(project):
+    (project / "blocked").write_text("a file, not a folder", encoding="utf-8")
+    status, out, err = run_cli("--cache-dir", "blocked/cache", "-q", ".", cwd=project)
+    assert status == 1
+    assert "train.py:3:14: PRT102" in out
+    assert err.startswith("portlint: warning: cannot write the cache in ")
+    assert err.count("\n") == 1
+
+
+def test_fix_mode_reanalyses_cached_files_with_findings_only(project, analysed):
+    check(project)
+    run_cli("--fix", "-q", "-j", "1", ".", cwd=project)
+    assert analysed[1:] == ["train.py"] * (len(analysed) - 1)
+    assert "util.py" not in analysed
+    fixed = (project / "train.py").read_text(encoding="utf-8")
+    assert fixed != TRAIN
+    # The fixed file is new content: the next check analyses it and agrees with a fresh run.
+    _, cached = check(project)
+    _, fresh = check(project, "--no-cache")
+    assert cached == fresh
+
+
+def test_findings_round_trip_through_the_cache_format(project):
+    settings = Settings()
+    result = lint_source(read_source(project / "train.py", "python"), "python", settings)
+    assert result.findings and any(f.fix is not None for f in result.findings)
+    encoded = json.loads(json.dumps(encode_findings(result.findings)))
+    assert decode_findings(encoded, result.findings[0].path) == result.findings
+
+
+def test_each_file_is_cached_under_its_own_settings(project, analysed):
+    """Files with different closest configurations have separate entries."""
+    quiet, strict = Settings(ignore=(CUDA_METHOD,)), Settings()
+
+    def run(settings_of_train: Settings) -> dict[str, tuple]:
+        cache = Cache(project / "cache", rules_dir())
+        candidates = [
+            Candidate(project / "train.py", "python", settings=settings_of_train),
+            Candidate(project / "util.py", "python", settings=strict),
+        ]
+        results = lint_paths(candidates, Settings(), jobs=1, cache=cache)
+        found = {Path(r.path).name: tuple(f.code for f in r.findings) for r in results}
+        assert cache.save() is None
+        return found
+
+    assert run(quiet) == {"train.py": (), "util.py": ()}
+    assert len(list((project / "cache").glob("*.json"))) == 2
+    assert run(strict) == {"train.py": (CUDA_METHOD,), "util.py": ()}
+    assert run(quiet) == {"train.py": (), "util.py": ()}
+    assert analysed == ["train.py", "train.py"]
