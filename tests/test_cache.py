@@ -250,6 +250,24 @@ def test_findings_round_trip_through_the_cache_format(project):
     assert decode_findings(encoded, result.findings[0].path) == result.findings
 
 
+def test_every_advice_field_round_trips_through_the_cache_format():
+    from portlint.model import Advice, Finding, Severity, Span, Status
+
+    advice = Advice(Status.RENAME, "hipblasGemmEx", "a note", since="7.0.0", roc="rocblas_gemm_ex")
+    finding = Finding(
+        "k.cu",
+        Span(3, 4, 3, 16),
+        "PRT701",
+        "cuda-api-renamed",
+        Severity.ERROR,
+        "m",
+        "cublasGemmEx",
+        {"rocm": advice},
+    )
+    encoded = json.loads(json.dumps(encode_findings((finding,))))
+    assert decode_findings(encoded, "k.cu") == (finding,)
+
+
 def test_each_file_is_cached_under_its_own_settings(project, analysed):
     """Files with different closest configurations have separate entries."""
     quiet, strict = Settings(ignore=(CUDA_METHOD,)), Settings()

@@ -48,7 +48,7 @@ from portlint.model import (
 #: working directory).
 DEFAULT_DIR = ".portlint_cache"
 #: Bumped whenever the layout of a cache file changes.
-FORMAT = 1
+FORMAT = 2
 #: Settings fields that do not change what a file's findings are.
 NOT_IN_KEY = frozenset({"cache_dir"})
 PACKAGE = Path(__file__).resolve().parent
@@ -239,11 +239,20 @@ def encode_findings(findings: tuple[Finding, ...]) -> list[Any]:
             f.severity.value,
             f.message,
             f.symbol,
-            {t: [a.status.value, a.replacement, a.note] for t, a in f.targets.items()},
+            {t: _encode_advice(a) for t, a in f.targets.items()},
             _encode_fix(f.fix),
         ]
         for f in findings
     ]
+
+
+#: Advice's fields after its status, in order: every one is stored, so a field added to Advice is
+#: cached without a change here.
+ADVICE_DETAILS = tuple(item.name for item in dataclasses.fields(Advice))[1:]
+
+
+def _encode_advice(advice: Advice) -> list[Any]:
+    return [advice.status.value, *(getattr(advice, name) for name in ADVICE_DETAILS)]
 
 
 def _encode_fix(fix: Fix | None) -> list[Any] | None:
@@ -264,7 +273,7 @@ def decode_findings(encoded: list[Any], path: str) -> tuple[Finding, ...]:
             severity=Severity(severity),
             message=str(message),
             symbol=str(symbol),
-            targets={t: Advice(Status(a[0]), a[1], a[2]) for t, a in targets.items()},
+            targets={t: Advice(Status(a[0]), *a[1:]) for t, a in targets.items()},
             fix=_decode_fix(fix),
         )
         for span, code, name, severity, message, symbol, targets, fix in encoded
