@@ -947,7 +947,8 @@ NO_SUCCESSOR = {
     ),
     "hipsparse_legacy": (
         re.compile(r"^hipsparse"),
-        "hipSPARSE's generic API (hipsparseSp*) has no counterpart of this legacy call",
+        "hipSPARSE deprecates this legacy call and names no successor: port it to the generic "
+        "API (hipsparseSp*) where that has the operation",
     ),
 }
 

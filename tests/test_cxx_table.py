@@ -135,9 +135,9 @@ def test_every_rename_has_a_version_unless_no_declarations_read_name_it():
         ),
         (
             "cusparseScsrilu02",
-            "; deprecated since ROCm 6.2.0, no one-to-one replacement: hipSPARSE's generic API "
-            "(hipsparseSp*) has no counterpart of this legacy call; AMD's ROC library has "
-            "`rocsparse_scsrilu0` (AMD GPUs only)",
+            "; deprecated since ROCm 6.2.0, no one-to-one replacement: hipSPARSE deprecates this "
+            "legacy call and names no successor: port it to the generic API (hipsparseSp*) where "
+            "that has the operation; AMD's ROC library has `rocsparse_scsrilu0` (AMD GPUs only)",
         ),
     ],
 )
