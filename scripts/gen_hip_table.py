@@ -844,6 +844,11 @@ def debian_version(package: str) -> str | None:
     return m.group(1) if out.returncode == 0 and m else None
 
 
+#: Headers for HIP's NVIDIA platform (nvidia_detail/, hiprand_nvcc.h): a name they declare need
+#: not exist on AMD GPUs.
+NVIDIA_SIDE = re.compile(r"nvidia_detail|nvcc")
+
+
 def read_debian_headers(root: Path = Path("/usr/include")) -> dict[str, dict[str, str]]:
     """{release: {path: text}} of the Debian HIP header packages installed here."""
     out: dict[str, dict[str, str]] = {}
@@ -852,7 +857,11 @@ def read_debian_headers(root: Path = Path("/usr/include")) -> dict[str, dict[str
         if version is None:
             raise SystemExit(f"{package} is not installed: apt-get install {package}")
         for path in sorted((root / folder).rglob("*")):
-            if path.suffix in (".h", ".hpp") and path.is_file():
+            if (
+                path.suffix in (".h", ".hpp")
+                and path.is_file()
+                and not NVIDIA_SIDE.search(path.name + str(path.parent))
+            ):
                 text = path.read_text(encoding="utf-8", errors="replace")
                 out.setdefault(version, {})[str(path)] = text
     return out
