@@ -250,3 +250,20 @@ def test_a_successor_that_is_itself_deprecated_is_not_proposed(decls):
     gen.deprecation_successors(entries, decls, {}, {}, {})
     assert "replacement" not in entries["cusparseScsrmm"]
     assert entries["cusparseScsrmm"]["no_successor"] == "hipsparse_legacy"
+
+
+def test_debian_headers_are_read_per_release_without_the_nvidia_platform(tmp_path, monkeypatch):
+    releases = {"libamdhip64-dev": "5.2.3", "libhiprand-dev": "5.3.3"}
+    monkeypatch.setattr(gen, "debian_version", lambda package: releases.get(package, "5.3.3"))
+    (tmp_path / "hip" / "nvidia_detail").mkdir(parents=True)
+    (tmp_path / "hip" / "hip_runtime_api.h").write_text("hipError_t hipMalloc(void**, size_t);")
+    (tmp_path / "hip" / "nvidia_detail" / "nvidia_hip_runtime_api.h").write_text(
+        "#define __shfl_sync __shfl_sync_cuda"
+    )
+    (tmp_path / "hiprand").mkdir()
+    (tmp_path / "hiprand" / "hiprand.h").write_text("hiprandStatus_t hiprandCreateGenerator();")
+    (tmp_path / "hiprand" / "hiprand_kernel_nvcc.h").write_text("curandState hiprandState;")
+    found = gen.read_debian_headers(tmp_path)
+    assert sorted(found) == ["5.2.3", "5.3.3"]
+    assert [p.split("/")[-1] for p in found["5.2.3"]] == ["hip_runtime_api.h"]
+    assert [p.split("/")[-1] for p in found["5.3.3"]] == ["hiprand.h"]
