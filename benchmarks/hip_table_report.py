@@ -121,6 +121,63 @@ def report(hipify_root: Path) -> list[dict]:
     return rows
 
 
+def versions(hipify_root: Path) -> list[dict]:
+    """Per api of portlint's table: renames (on the newest ROCm) by where their ``since`` comes
+    from, and deprecated or removed names with a successor or with advice."""
+    gen = load_generator()
+    table = load_table(load_catalog())
+    newest = table.rocm_key(None)
+    hipify_since: dict[str, str] = {}
+    for file, (_api, column) in gen.HIPIFY_TABLES.items():
+        text = (hipify_root / "docs" / "tables" / file).read_text(encoding="utf-8")
+        for row in gen.parse_hipify_table(text, column):
+            hipify_since.setdefault(row["cuda"], row["answer"].get("A", ""))
+    rows: dict[str, Counter] = {}
+    for entry in table.names.values():
+        counts = rows.setdefault(entry.api, Counter())
+        if entry.status_on(newest) is Status.RENAME:
+            counts["renames"] += 1
+            if not entry.since:
+                counts["undated"] += 1
+            elif hipify_since.get(entry.cuda) == entry.since or (
+                entry.since == gen.HIPBLAS_V3 and hipify_since.get(entry.cuda)
+            ):
+                counts["since_hipify"] += 1
+            else:
+                counts["since_declarations"] += 1
+        if entry.hip and (entry.deprecated or entry.removed):
+            counts["stale"] += 1
+            counts["successor" if entry.replacement else "no_successor"] += 1
+            if not entry.replacement and not entry.no_successor:
+                counts["stale_silent"] += 1
+    return [{"api": api, **rows[api]} for api in sorted(rows) if rows[api]]
+
+
+VERSION_COLUMNS = (
+    ("api", "api"),
+    ("renames", "renames"),
+    ("since_hipify", "since: HIPIFY"),
+    ("since_declarations", "since: oldest declarations"),
+    ("undated", "no since"),
+    ("stale", "deprecated or removed"),
+    ("successor", "with successor"),
+    ("no_successor", "no one-to-one successor (advice)"),
+    ("stale_silent", "neither"),
+)
+
+
+def print_table(rows: list[dict], columns, first: str) -> None:
+    total: Counter = Counter()
+    for row in rows:
+        total.update({k: v for k, v in row.items() if k != first})
+    rows = [*rows, {first: "**total**", **total}]
+    print("| " + " | ".join(title for _, title in columns) + " |")
+    print("|" + "---|" * len(columns))
+    for row in rows:
+        print("| " + " | ".join(str(row.get(key, 0)) for key, _ in columns) + " |")
+    print()
+
+
 COLUMNS = (
     ("library", "library"),
     ("names", "HIPIFY names"),
@@ -138,18 +195,11 @@ def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("hipify", type=Path, help="checkout of ROCm/HIPIFY")
     args = parser.parse_args(argv)
-    rows = report(args.hipify)
-    total: Counter = Counter()
-    for row in rows:
-        total.update({k: v for k, v in row.items() if k != "library"})
-    rows.append({"library": "**total**", **total})
-    print("| " + " | ".join(title for _, title in COLUMNS) + " |")
-    print("|" + "---|" * len(COLUMNS))
-    for row in rows:
-        print("| " + " | ".join(str(row.get(key, 0)) for key, _ in COLUMNS) + " |")
-    print()
+    print_table(report(args.hipify), COLUMNS, "library")
     for key, text in REASONS:
         print(f"- {key}: {text}")
+    print()
+    print_table(versions(args.hipify), VERSION_COLUMNS, "api")
     return 0
 
 

@@ -36,6 +36,20 @@ with its ``removed`` version). MIOpen, hipCUB and device-side hipRAND have no de
 packages; ``[unchecked]`` in ``hip_overrides.toml`` says why they are kept as HIPIFY gives them.
 The names declared are also written to ``tests/data/hip_declared_names.txt`` for the tests.
 
+Versions: HIPIFY's tables date most HIP names (``since``, ``deprecated``, ``removed``). A supported
+name they do not date gets the oldest release whose HIP declarations are read here that declares
+its HIP name (``dated_declarations``): Debian's HIP header packages (``libamdhip64-dev`` 5.2.3,
+``libhiprand-dev``/``libhipsparse-dev``/``librocprim-dev`` 5.3.3: ``apt-get install`` them), the
+hip-python releases built for ROCm 6.2.0 to 7.2.0, triton's HIP 6.2 headers, and the rocm-bindings
+(ROCm 10.0.0 by rocm-bindings-core's ``rocm/version.py``). Such a version means "declared by the
+HIP X headers": the name may be older.
+
+Successors: a deprecated or removed HIP name gets the successor HIP's own deprecation message
+names (``DEPRECATED("use hipHostMalloc instead")`` in the headers, "deprecated, use X() instead"
+in the declarations' comments), else a declared, non-deprecated other spelling of it
+(``successor_of``), else ``hip_overrides.toml``'s ``[replacements]``; where there is none, the key
+of what to do instead (``[no_successor]``: HIP's message naming no single call, ``NO_SUCCESSOR``).
+
 Run: ``python scripts/gen_hip_table.py HIPIFY_CHECKOUT [--out rules/cxx/hip_map.toml] [--report]``.
 """
 
@@ -87,6 +101,25 @@ RB_SYS = ("rocm-bindings-systems", HIP_PY, "manylinux_2_28_x86_64")
 TRITON = ("triton", "3.5.1", "manylinux_2_27_x86_64")
 TRITON_CUDA = "triton/backends/nvidia/include/"
 TRITON_HIP = "triton/backends/amd/include/hip/"
+# The HIP release of triton's HIP headers: hip_version.h says HIP 6.2.41134, the HIP of ROCm 6.2.1
+# to 6.2.4; the last of those is taken, so that a version read from them is never too early.
+TRITON_HIP_ROCM = "6.2.4"
+# Versioned HIP declarations that date the names HIPIFY gives no version for (see
+# ``dated_declarations``). hip-python releases are built per ROCm release (its version starts
+# with the ROCm version) and ship the Cython declarations of HIP and its libraries (hip/c*.pxd);
+# their wheels are for CPython 3.10. Debian ships HIP 5.2 headers as packages.
+HIP_PYTHON = "hip-python"
+HIP_PYTHON_RELEASES = (
+    "6.2.0.499.16", "6.3.0.540.30", "6.4.0.549.36", "7.0.0.555.40", "7.1.0.555.40", "7.2.0.562.43",
+)  # fmt: skip
+HIP_PYTHON_PLATFORM = ("manylinux_2_17_x86_64", "3.10")
+RB_CORE = ("rocm-bindings-core", HIP_PY, "manylinux_2_28_x86_64")  # rocm/version.py
+DEBIAN_HIP_HEADERS = {  # Debian package -> the folder of /usr/include it installs
+    "libamdhip64-dev": "hip",
+    "libhiprand-dev": "hiprand",
+    "libhipsparse-dev": "hipsparse",
+    "librocprim-dev": "rocprim",
+}
 # CUDA headers that declare device functions (intrinsics, atomics, math, fp16/bf16, warp ops).
 CUDA_DEVICE_HEADERS = [
     "sm_20_intrinsics.h",
@@ -238,11 +271,11 @@ def classify(name: str, torch_api: str | None = None) -> str:
 # --------------------------------------------------------------------------- fetching
 
 
-def pip_download(spec: tuple[str, str, str], dest: Path) -> Path:
+def pip_download(spec: tuple[str, str, str], dest: Path, python: str = PY_VERSION) -> Path:
     name, version, platform = spec
     cmd = [
         sys.executable, "-m", "pip", "download", "--quiet", "--no-deps",
-        "--only-binary=:all:", "--platform", platform, "--python-version", PY_VERSION,
+        "--only-binary=:all:", "--platform", platform, "--python-version", python,
         f"{name}=={version}", "-d", str(dest),
     ]  # fmt: skip
     subprocess.run(cmd, check=True)
@@ -627,20 +660,6 @@ def merge_hipify(hipify: dict[str, dict], secondary: dict[str, dict], decls: Dec
     return entries, why
 
 
-def deprecation_replacements(entries: dict[str, dict], decls: Declarations) -> None:
-    """A deprecated HIP name's replacement, where its declared successor is another spelling of
-    it (``hipX_v2``, ``hipX`` without ``_v2``) that is not itself deprecated."""
-    live = {e["hip"] for e in entries.values() if e.get("hip") and "deprecated" not in e}
-    for entry in entries.values():
-        hip = entry.get("hip", "")
-        if "deprecated" not in entry or not hip:
-            continue
-        for cand in (hip + "_v2", re.sub(r"_v[0-9]$", "", hip)):
-            if cand != hip and cand in live and decls.is_declared(entry["api"], cand) is not False:
-                entry["replacement"] = cand
-                break
-
-
 def final_headers(
     hipify_headers: dict[str, tuple[str, str]], secondary_headers: dict[str, str], decls
 ) -> dict[str, str]:
@@ -805,6 +824,205 @@ def build_secondary(
     return names, headers, namespaces, stats, notes
 
 
+# --------------------------------------------------------------------------- versions
+
+
+def version_key(text: str) -> tuple[int, ...]:
+    parts = [int(p) for p in text.split(".")]
+    return tuple(parts + [0] * (3 - len(parts)))
+
+
+def debian_version(package: str) -> str | None:
+    """The upstream release of an installed Debian package (``5.2.3-8`` -> ``5.2.3``)."""
+    try:
+        out = subprocess.run(
+            ["dpkg-query", "-W", "-f=${Version}", package], capture_output=True, text=True
+        )
+    except OSError:
+        return None
+    m = re.match(r"^(?:\d+:)?(\d+\.\d+\.\d+)", out.stdout.strip())
+    return m.group(1) if out.returncode == 0 and m else None
+
+
+#: Headers for HIP's NVIDIA platform (nvidia_detail/, hiprand_nvcc.h): a name they declare need
+#: not exist on AMD GPUs.
+NVIDIA_SIDE = re.compile(r"nvidia_detail|nvcc")
+
+
+def read_debian_headers(root: Path = Path("/usr/include")) -> dict[str, dict[str, str]]:
+    """{release: {path: text}} of the Debian HIP header packages installed here."""
+    out: dict[str, dict[str, str]] = {}
+    for package, folder in DEBIAN_HIP_HEADERS.items():
+        version = debian_version(package)
+        if version is None:
+            raise SystemExit(f"{package} is not installed: apt-get install {package}")
+        for path in sorted((root / folder).rglob("*")):
+            if (
+                path.suffix in (".h", ".hpp")
+                and path.is_file()
+                and not NVIDIA_SIDE.search(path.name + str(path.parent))
+            ):
+                text = path.read_text(encoding="utf-8", errors="replace")
+                out.setdefault(version, {})[str(path)] = text
+    return out
+
+
+def rocm_bindings_release(version_py: str) -> str:
+    m = re.search(r'^ROCM_VERSION_NAME = \w+ = "([\d.]+)"', version_py, re.M)
+    if not m:
+        raise SystemExit("rocm/version.py lacks ROCM_VERSION_NAME: layout changed")
+    return m.group(1)
+
+
+def dated_declarations(
+    releases: list[tuple[str, str, set[str]]],
+) -> list[tuple[str, str, set[str]]]:
+    """The (ROCm release, source, declared identifiers) triples, oldest release first."""
+    return sorted(releases, key=lambda r: version_key(r[0]))
+
+
+def date_from_declarations(names: dict[str, dict], dated) -> Counter:
+    """Give a supported name with no version its ``since``: the oldest release in ``dated`` that
+    declares its HIP name. Such a version is an upper bound (the name may be older than the
+    oldest declarations read). Returns how many names each source dated."""
+    counts: Counter = Counter()
+    for entry in names.values():
+        hip = entry.get("hip", "")
+        if not hip or entry.get("since") or not IDENT.match(hip):
+            continue
+        found = next(((v, src) for v, src, declared in dated if hip in declared), None)
+        if found is None:
+            counts["undated"] += 1
+            continue
+        entry["since"] = found[0]
+        counts[found[1]] += 1
+    return counts
+
+
+# --------------------------------------------------------------------------- successors
+
+#: ``DEPRECATED("use hipHostMalloc instead")``, ``__attribute__((deprecated("...")))``,
+#: ``[[deprecated("...")]]`` before a declaration: (message, declared name).
+_C_DEPRECATED = re.compile(
+    r'\b(?:DEPRECATED|deprecated|__deprecated__)\s*\(\s*"([^"]*)"\s*\)[\s)\]]*'
+    r"[^;{}()\"]*?\b([A-Za-z_]\w*)\s*\("
+)
+_PXD_DECL = re.compile(r"^cdef\s+[^#\n]*?\b([A-Za-z_]\w*)\s*\(")
+#: "use hipHostMalloc instead", "use hipHostMalloc() instead", "use roctracer/rocTX instead".
+_USE_INSTEAD = re.compile(r"\buse\s+`?([\w/:.]+?)(?:\(\))?`?\s+instead\b", re.I)
+
+
+def deprecation_messages(headers: dict[str, str], pxds: dict[str, str]) -> dict[str, str]:
+    """HIP name -> the deprecation message its declaration carries: the C headers' deprecated
+    attributes and the doc comments of the Cython declarations (generated from HIP's headers)."""
+    out: dict[str, str] = {}
+    for text in headers.values():
+        for message, name in _C_DEPRECATED.findall(_C_COMMENT.sub(" ", text)):
+            out.setdefault(name, message)
+    for text in pxds.values():
+        doc: list[str] = []
+        for line in text.splitlines():
+            stripped = line.strip()
+            if stripped.startswith("#"):
+                doc.append(stripped.lstrip("#").strip())
+                continue
+            m = _PXD_DECL.match(stripped)
+            if m and any("deprecated" in d.lower() for d in doc):
+                said = next((d for d in doc if _USE_INSTEAD.search(d)), None)
+                if said:
+                    out.setdefault(m.group(1), said)
+            if stripped:
+                doc = []
+    return out
+
+
+#: Families HIP deprecates without a one-to-one successor, by pattern over the HIP name: what to
+#: do instead (first match wins). Facts: HIP's deprecated API list (context management, texture
+#: references) and hipSPARSE's documentation of its legacy API.
+NO_SUCCESSOR = {
+    "context": (
+        re.compile(r"^hip(Ctx|DevicePrimaryCtx)"),
+        "HIP deprecates its context API (one context per device): select the device with "
+        "hipSetDevice and use the hipDevice* calls",
+    ),
+    "texture_reference": (
+        re.compile(r"^hip(GetTexture|TexRef|BindTexture|UnbindTexture)"),
+        "texture references give way to texture objects (hipCreateTextureObject)",
+    ),
+    "mipmapped_array": (
+        re.compile(r"^hipMipmappedArray(Create|Destroy|GetLevel)$"),
+        "use the runtime's hipMallocMipmappedArray / hipFreeMipmappedArray / "
+        "hipGetMipmappedArrayLevel",
+    ),
+    "hipsparse_legacy": (
+        re.compile(r"^hipsparse"),
+        "hipSPARSE deprecates this legacy call and names no successor: port it to the generic "
+        "API (hipsparseSp*) where that has the operation",
+    ),
+}
+
+
+def successor_of(hip: str, live: set[str], decls: Declarations, api: str) -> str | None:
+    """A deprecated HIP name's successor that is another spelling of it and is declared and not
+    deprecated: ``hipX_v2``, ``hipX`` without ``_v2``, ``hipX2`` (hipsparseScsrgeam ->
+    hipsparseScsrgeam2), ``hipCtxX`` -> ``hipDeviceX`` (hipCtxSynchronize ->
+    hipDeviceSynchronize)."""
+    cands = [hip + "_v2", re.sub(r"_v[0-9]$", "", hip)]
+    cands += [re.sub(r"^(hipsparse[SDCZX]?[a-z]+)(?=[A-Z_]|$)", r"\g<1>2", hip)]
+    if hip.startswith("hipCtx"):
+        cands.append("hipDevice" + hip[len("hipCtx") :])
+    for cand in cands:
+        if cand != hip and cand in live and decls.is_declared(api, cand) is not False:
+            return cand
+    return None
+
+
+def deprecation_successors(
+    entries: dict[str, dict],
+    decls: Declarations,
+    messages: dict[str, str],
+    overrides: dict,
+    advice: dict[str, str],
+) -> Counter:
+    """Give each deprecated or removed HIP name its successor (``replacement``) or, where there
+    is no single one, the key in ``advice`` of what to do instead (``no_successor``). Sources,
+    first that applies: HIP's own deprecation message naming a declared name; a successor that is
+    another spelling of the name (``successor_of``); ``[replacements]``/``[replacement_patterns]``
+    of hip_overrides.toml (applied by portlint when it loads the table, so not written here);
+    HIP's message naming no single name; ``NO_SUCCESSOR``. Returns the count per source."""
+    stale = {e["hip"] for e in entries.values() if "deprecated" in e or "removed" in e}
+    live = ({e["hip"] for e in entries.values() if e.get("hip")} | decls.names()) - stale
+    by_name = overrides.get("replacements", {})
+    patterns = [re.compile(p) for p in overrides.get("replacement_patterns", {})]
+    counts: Counter = Counter()
+    for entry in entries.values():
+        hip = entry.get("hip", "")
+        if not hip or not ("deprecated" in entry or "removed" in entry):
+            continue
+        said = _USE_INSTEAD.search(messages.get(hip, ""))
+        named = said.group(1) if said else ""
+        if named and IDENT.match(named) and named in live:
+            entry["replacement"] = named
+            counts["successor: HIP's deprecation message"] += 1
+        elif cand := successor_of(hip, live, decls, entry["api"]):
+            entry["replacement"] = cand
+            counts["successor: another spelling of the name"] += 1
+        elif hip in by_name or any(p.match(hip) for p in patterns):
+            counts["successor: hip_overrides.toml"] += 1
+        elif named:
+            key = "use_" + re.sub(r"\W+", "_", named).lower()
+            advice[key] = f"HIP's deprecation message says to use {named}"
+            entry["no_successor"] = key
+            counts["no single successor: HIP's deprecation message"] += 1
+        elif key := next((k for k, (p, _) in NO_SUCCESSOR.items() if p.match(hip)), None):
+            advice[key] = NO_SUCCESSOR[key][1]
+            entry["no_successor"] = key
+            counts[f"no single successor: {key}"] += 1
+        else:
+            counts["none found"] += 1
+    return counts
+
+
 # --------------------------------------------------------------------------- output
 
 
@@ -817,11 +1035,12 @@ def toml_key(k: str) -> str:
 
 
 FIELDS = (
-    "hip", "api", "since", "deprecated", "removed", "experimental", "replacement", "roc", "note",
+    "hip", "api", "since", "deprecated", "removed", "experimental", "replacement", "no_successor",
+    "roc", "note",
 )  # fmt: skip
 
 
-def render(names, headers, namespaces, sources) -> str:
+def render(names, headers, namespaces, sources, advice=None, override_since=None) -> str:
     out = [
         "# Generated by scripts/gen_hip_table.py — do not edit by hand.",
         "[source]",
@@ -837,8 +1056,20 @@ def render(names, headers, namespaces, sources) -> str:
         "[namespaces]   # CUDA C++ namespace -> HIP namespace (members keep their names)",
         *[f"{toml_str(k)} = {toml_str(namespaces[k])}" for k in sorted(namespaces)],
         "",
+        "[override_since]   # HIP name proposed by hip_overrides.toml -> since, dated like below",
+        *[f"{toml_key(k)} = {toml_str(v)}" for k, v in sorted((override_since or {}).items())],
+        "",
+        "[no_successor]   # what to do instead of a deprecated name that has no single successor",
+        *[f"{toml_key(k)} = {toml_str(v)}" for k, v in sorted((advice or {}).items())],
+        "",
         '# every CUDA identifier; hip = "" means HIP has no equivalent. since / deprecated /',
-        "# removed / experimental: the ROCm version of that event for the HIP name; roc: the",
+        "# removed / experimental: the ROCm version of that event for the HIP name, from HIPIFY's",
+        "# tables. For a name HIPIFY gives no version, since means 'declared by the HIP X",
+        "# headers; may be older': the oldest release whose declarations read here declare the",
+        "# HIP name (Debian's HIP 5.2.3 and hipSPARSE/hipRAND 5.3.3 headers, hip-python",
+        "# 6.2.0-7.2.0, triton's HIP 6.2 headers as 6.2.4, the rocm-bindings as 10.0.0).",
+        "# replacement: the successor of a deprecated or removed HIP name; no_successor:",
+        "# the key in [no_successor] of what to do where there is no single one. roc: the",
         "# rocBLAS/rocSPARSE/... name below the portable hip* layer (advice only).",
         "[names]",
     ]
@@ -869,6 +1100,16 @@ def main(argv=None) -> int:
         interop_whl = pip_download(INTEROP, tmpd)
         rb_wheels = [pip_download(spec, tmpd) for spec in (RB_HIP, RB_LIBS, RB_SYS)]
         triton_whl = pip_download(TRITON, tmpd)
+        core_whl = pip_download(RB_CORE, tmpd)
+        bindings_release = rocm_bindings_release(
+            read_members(core_whl, ["rocm/version.py"])["rocm/version.py"]
+        )
+        hip_python: dict[str, dict[str, str]] = {}
+        for version in HIP_PYTHON_RELEASES:
+            platform, python = HIP_PYTHON_PLATFORM
+            whl = pip_download((HIP_PYTHON, version, platform), tmpd, python)
+            release = ".".join(version.split(".")[:3])
+            hip_python[release] = read_matching(whl, r"^hip/c\w+\.pxd$")
         cuda_headers = {
             k[len(TRITON_CUDA) :]: v
             for k, v in read_matching(triton_whl, "^" + re.escape(TRITON_CUDA) + r".*\.h$").items()
@@ -885,11 +1126,49 @@ def main(argv=None) -> int:
         torch_text, interop_files, decls, cuda_headers
     )
     entries, why = merge_hipify(hipify, secondary, decls)
-    deprecation_replacements(entries, decls)
+    debian = read_debian_headers()
+    import tomllib  # Python 3.11+, like running this generator
+
+    overrides = tomllib.loads((REPO / "rules" / "cxx" / "hip_overrides.toml").read_text("utf-8"))
+    newest_pxds = hip_python[max(hip_python, key=version_key)]
+    messages = deprecation_messages(
+        {p: t for files in debian.values() for p, t in files.items()} | hip_headers,
+        {**newest_pxds, **bindings},
+    )
+    advice: dict[str, str] = {}
+    successor_counts = deprecation_successors(entries, decls, messages, overrides, advice)
     names = dict(entries)
     for cuda, entry in secondary.items():
         if cuda not in names:
             names[cuda] = {k: v for k, v in entry.items() if not k.startswith("_")}
+    dated = dated_declarations(
+        [
+            *[
+                (v, f"Debian HIP {v} headers", set().union(*(c_tokens(t) for t in f.values())))
+                for v, f in debian.items()
+            ],
+            *[
+                (v, f"hip-python {v}", set().union(*(declared_names(t) for t in f.values())))
+                for v, f in hip_python.items()
+            ],
+            (TRITON_HIP_ROCM, f"triton {TRITON[1]} HIP 6.2 headers", decls.hip_tokens),
+            (
+                bindings_release,
+                f"rocm-bindings {HIP_PY}",
+                set().union(*(declared_names(t) for t in bindings.values())),
+            ),
+        ]
+    )
+    since_counts = date_from_declarations(names, dated)
+    # hip_overrides.toml's answers replace generated entries when portlint loads the table: their
+    # HIP names are dated here too ([override_since]).
+    override_since = {
+        cuda: {"hip": e["hip"], "api": e.get("api", "")}
+        for cuda, e in overrides.get("names", {}).items()
+        if e.get("hip") and not e.get("since")
+    }
+    date_from_declarations(override_since, dated)
+    override_since = {e["hip"]: e["since"] for e in override_since.values() if e.get("since")}
     headers = final_headers(hipify_headers, headers, decls)
     sources = [
         f"{HIPIFY_REPO}@{HIPIFY_COMMIT} docs/tables/*.md (names, versions) and src/CUDA2HIP.cpp "
@@ -902,9 +1181,17 @@ def main(argv=None) -> int:
             for spec in (RB_HIP, RB_LIBS, RB_SYS)
         ],
         f"{TRITON[0]} {TRITON[1]} {TRITON_CUDA} (CUDA headers) and {TRITON_HIP} (HIP 6.2 headers)",
+        f"{HIP_PYTHON} {', '.join(HIP_PYTHON_RELEASES)} hip/c*.pxd (HIP declarations per ROCm "
+        "release: versions of the names HIPIFY does not date)",
+        "Debian "
+        + ", ".join(f"{p} {debian_version(p)}" for p in DEBIAN_HIP_HEADERS)
+        + " (HIP headers: versions and deprecation messages)",
+        f"{RB_CORE[0]} {RB_CORE[1]} rocm/version.py (the bindings are ROCm {bindings_release})",
     ]
     args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(render(names, headers, namespaces, sources), encoding="utf-8")
+    args.out.write_text(
+        render(names, headers, namespaces, sources, advice, override_since), encoding="utf-8"
+    )
     declared = sorted(decls.names())
     args.declared_out.parent.mkdir(parents=True, exist_ok=True)
     args.declared_out.write_text(
@@ -938,6 +1225,8 @@ def main(argv=None) -> int:
         print(f"HIPIFY and the secondary sources disagree ({len(disagree)}):")
         print("\n".join("  " + d for d in disagree))
         print("stats:", dict(stats))
+    print("since from declarations:", dict(since_counts))
+    print("deprecated/removed successors:", dict(successor_counts))
     return 0
 
 

@@ -17,6 +17,7 @@ from support import FIXTURES, run_cli
 
 LIBRARIES = FIXTURES / "cxx" / "table_libraries.cu"
 RUNTIME_DRIVER = FIXTURES / "cxx" / "runtime_driver.cu"
+VERSIONS = FIXTURES / "cxx" / "table_versions.cu"
 
 
 def rocm_findings(path, rocm_version=None):
@@ -27,7 +28,8 @@ def rocm_findings(path, rocm_version=None):
 
 def test_default_is_the_newest_release_in_the_table():
     table = load_table(load_catalog())
-    assert table.newest == "7.0.0"  # hipBLAS 3, the newest release the table's answers need
+    # rocm-bindings 10.0.0.0.1.2 (ROCm 10.0.0 by its rocm/version.py) dates the newest names.
+    assert table.newest == "10.0.0"
     findings = rocm_findings(LIBRARIES)
     gemm = findings["cublasGemmEx"]
     assert gemm.code == "PRT701"
@@ -55,7 +57,101 @@ def test_a_name_added_after_rocm_version_is_unsupported_there():
 def test_a_deprecated_name_says_so():
     ctx = rocm_findings(RUNTIME_DRIVER)["cuCtxCreate"]
     assert ctx.code == "PRT701"
-    assert ctx.message.endswith("; deprecated since ROCm 1.9.0")
+    assert ctx.message.endswith(
+        "; deprecated since ROCm 1.9.0, no one-to-one replacement: HIP deprecates its context API "
+        "(one context per device): select the device with hipSetDevice and use the hipDevice* "
+        "calls"
+    )
+
+
+def test_a_name_hipify_does_not_date_carries_the_release_of_its_oldest_declarations():
+    findings = rocm_findings(VERSIONS)
+    dated = {
+        "cuFuncSetCacheConfig": "5.2.3",  # Debian's HIP 5.2.3 headers
+        "cusparseSideMode_t": "5.3.3",  # Debian's hipSPARSE 5.3.3 headers
+        "cudaExternalMemoryGetMappedMipmappedArray": "6.2.0",  # hip-python 6.2.0
+    }
+    for name, since in dated.items():
+        assert findings[name].code == "PRT701"
+        assert findings[name].targets["rocm"].since == since
+        assert findings[name].message.endswith(f" in HIP (ROCm {since}+)")
+    # rocm-version excludes them before that release and includes them from it on.
+    older = rocm_findings(VERSIONS, rocm_version="5.2")
+    assert older["cuFuncSetCacheConfig"].code == "PRT702"
+    assert older["cuFuncSetCacheConfig"].message == (
+        "`cuFuncSetCacheConfig` (the CUDA driver API) is `hipFuncSetCacheConfig` in HIP, added in "
+        "ROCm 5.2.3: not available on ROCm 5.2.0 (rocm-version)"
+    )
+    assert older["CU_FUNC_CACHE_PREFER_SHARED"].code == "PRT701"  # HIPIFY's 1.6.0
+    on_6_1 = rocm_findings(VERSIONS, rocm_version="6.1")
+    assert on_6_1["cuFuncSetCacheConfig"].code == "PRT701"
+    assert on_6_1["cusparseSideMode_t"].code == "PRT701"
+    assert on_6_1["cudaExternalMemoryGetMappedMipmappedArray"].code == "PRT702"
+    assert (
+        rocm_findings(VERSIONS, rocm_version="6.2")[
+            "cudaExternalMemoryGetMappedMipmappedArray"
+        ].code
+        == "PRT701"
+    )
+
+
+def rocm_json(path):
+    """{symbol: targets.rocm} of the JSON output on ``path``."""
+    status, out, _ = run_cli("--isolated", "--target", "rocm", "--output-format", "json", str(path))
+    assert status == 1
+    return {f["symbol"]: f["targets"]["rocm"] for f in json.loads(out)}
+
+
+def test_json_carries_a_since_dated_from_declarations():
+    by_symbol = rocm_json(VERSIONS)
+    assert by_symbol["CUSPARSE_SIDE_LEFT"] == {
+        "status": "rename",
+        "replacement": "HIPSPARSE_SIDE_LEFT",
+        "since": "5.3.3",
+    }
+
+
+def test_every_rename_has_a_version_unless_no_declarations_read_name_it():
+    table = load_table(load_catalog())
+    undated = sorted(
+        e.cuda for e in table.names.values() if e.status is Status.RENAME and not e.since
+    )
+    # NVML -> ROCm SMI answers, torch's own macro, a pointer type and rocTX's roctxMark macro:
+    # no HIP declarations that are read name them.
+    assert all(
+        n.startswith(("NVML_", "nvml", "AT_", "CUoccupancyB2DSize", "nvtxMark")) for n in undated
+    ), undated
+
+
+@pytest.mark.parametrize(
+    "name, ending",
+    [
+        ("cuMemAllocHost", "; deprecated since ROCm 3.0.0: use `hipHostMalloc`"),
+        ("cuCtxSynchronize", "; deprecated since ROCm 1.9.0: use `hipDeviceSynchronize`"),
+        (
+            "cuProfilerStart",
+            "; deprecated since ROCm 3.0.0, no one-to-one replacement: HIP's deprecation message "
+            "says to use roctracer/rocTX",
+        ),
+        (
+            "cusparseScsrilu02",
+            "; deprecated since ROCm 6.2.0, no one-to-one replacement: hipSPARSE deprecates this "
+            "legacy call and names no successor: port it to the generic API (hipsparseSp*) where "
+            "that has the operation; AMD's ROC library has `rocsparse_scsrilu0` (AMD GPUs only)",
+        ),
+    ],
+)
+def test_a_deprecated_name_names_its_successor_or_says_there_is_none(name, ending):
+    finding = rocm_findings(VERSIONS)[name]
+    assert finding.code == "PRT701"
+    assert finding.message.endswith(ending)
+
+
+def test_every_deprecated_or_removed_name_has_a_successor_or_advice():
+    table = load_table(load_catalog())
+    stale = [e for e in table.names.values() if e.hip and (e.deprecated or e.removed)]
+    assert len(stale) > 300
+    assert [e.cuda for e in stale if not (e.replacement or e.no_successor)] == []
 
 
 def test_a_deprecated_name_with_a_known_successor_names_it():
@@ -79,11 +175,7 @@ def test_a_removed_name_is_unsupported_from_its_release_on():
 
 
 def test_json_carries_since_and_the_roc_name():
-    status, out, _ = run_cli(
-        "--isolated", "--target", "rocm", "--output-format", "json", str(LIBRARIES)
-    )
-    assert status == 1
-    by_symbol = {f["symbol"]: f["targets"]["rocm"] for f in json.loads(out)}
+    by_symbol = rocm_json(LIBRARIES)
     assert by_symbol["cublasGemmEx"] == {
         "status": "rename",
         "replacement": "hipblasGemmEx",

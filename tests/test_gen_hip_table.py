@@ -133,3 +133,137 @@ def test_plain_words_are_left_out(tmp_path):
     names, headers = gen.read_hipify(tmp_path)
     assert set(names) == {"cudaMalloc"}
     assert headers == {"cublas_v2.h": ("hipblas.h", "rocblas.h")}
+
+
+def test_undated_names_get_the_oldest_release_that_declares_them():
+    dated = gen.dated_declarations(
+        [
+            ("10.0.0", "rocm-bindings", {"hipFoo", "hipBar", "hipBaz"}),
+            ("5.2.3", "Debian HIP 5.2.3 headers", {"hipFoo"}),
+            ("6.2.0", "hip-python 6.2.0", {"hipFoo", "hipBar"}),
+        ]
+    )
+    assert [release for release, _, _ in dated] == ["5.2.3", "6.2.0", "10.0.0"]
+    names = {
+        "cudaFoo": {"hip": "hipFoo", "api": "runtime"},
+        "cudaBar": {"hip": "hipBar", "api": "runtime"},
+        "cudaBaz": {"hip": "hipBaz", "api": "runtime"},
+        "cudaOld": {"hip": "hipFoo", "api": "runtime", "since": "1.6.0"},  # HIPIFY's version stays
+        "cudaNone": {"hip": "", "api": "runtime"},
+        "cudaUnknown": {"hip": "hipUnknown", "api": "runtime"},
+    }
+    counts = gen.date_from_declarations(names, dated)
+    assert [names[n].get("since") for n in names] == [
+        "5.2.3", "6.2.0", "10.0.0", "1.6.0", None, None,
+    ]  # fmt: skip
+    assert counts == {
+        "Debian HIP 5.2.3 headers": 1, "hip-python 6.2.0": 1, "rocm-bindings": 1, "undated": 1,
+    }  # fmt: skip
+
+
+def test_the_bindings_release_is_read_from_their_version_module():
+    text = 'ROCM_VERSION_NAME = rocm_version_name = "10.0.0"\nHIP_VERSION_NAME = "7.15.1"\n'
+    assert gen.rocm_bindings_release(text) == "10.0.0"
+    with pytest.raises(SystemExit):
+        gen.rocm_bindings_release("VERSION = '1'\n")
+
+
+HEADER = """
+#define DEPRECATED(msg) __attribute__ ((deprecated(msg)))
+DEPRECATED("use hipHostMalloc instead")
+hipError_t hipMemAllocHost(void** ptr, size_t size);
+DEPRECATED("use roctracer/rocTX instead")
+hipError_t hipProfilerStart();
+DEPRECATED(DEPRECATED_MSG)
+hipError_t hipCtxCreate(hipCtx_t* ctx, unsigned int flags, hipDevice_t device);
+"""
+PXD = """
+# @brief Allocate pinned host memory [Deprecated]
+#
+# @warning  This API is deprecated, use hipHostMalloc() instead
+cdef hipError_t hipMallocHost(void ** ptr,size_t size) nogil
+
+# @brief Allocate pinned host memory
+# @see hipHostFree, use hipHostMalloc() instead of nothing
+cdef hipError_t hipHostMalloc(void ** ptr,size_t size,unsigned int flags) nogil
+"""
+
+
+def test_deprecation_messages_are_read_from_headers_and_declaration_comments():
+    messages = gen.deprecation_messages({"hip_runtime_api.h": HEADER}, {"cyhip": PXD})
+    assert messages == {
+        "hipMemAllocHost": "use hipHostMalloc instead",
+        "hipProfilerStart": "use roctracer/rocTX instead",
+        "hipMallocHost": "@warning  This API is deprecated, use hipHostMalloc() instead",
+    }
+
+
+def test_a_deprecated_name_gets_its_successor_or_what_to_do():
+    stems = {s for stems in gen.BINDING_FILES.values() for s in stems}
+    declared = {
+        "cyhip": BINDINGS["cyhip"] + "cdef hipError_t hipDeviceSynchronize()\n"
+        "cdef hipError_t hipHostMalloc(void ** ptr,size_t size,unsigned int flags)\n",
+        "cyhipsparse": "cdef hipsparseStatus_t hipsparseScsrgeam2(hipsparseHandle_t handle)\n",
+    }
+    decls = gen.Declarations({**dict.fromkeys(stems, ""), **declared}, {})
+    entries = {
+        "cuMemAllocHost": {"hip": "hipMemAllocHost", "api": "driver", "deprecated": "3.0.0"},
+        "cuProfilerStart": {"hip": "hipProfilerStart", "api": "driver", "deprecated": "3.0.0"},
+        "cuCtxSynchronize": {"hip": "hipCtxSynchronize", "api": "driver", "deprecated": "1.9.0"},
+        "cuCtxCreate": {"hip": "hipCtxCreate", "api": "driver", "deprecated": "1.9.0"},
+        "cusparseScsrgeam": {"hip": "hipsparseScsrgeam", "api": "cusparse", "removed": "6.0.0"},
+        "cusparseScsrilu02": {"hip": "hipsparseScsrilu02", "api": "cusparse", "deprecated": "6.2"},
+        "cudaBindTexture": {"hip": "hipBindTexture", "api": "runtime", "deprecated": "3.8.0"},
+        "cudaDeviceSynchronize": {"hip": "hipDeviceSynchronize", "api": "runtime"},
+        "cudaMallocHost": {"hip": "hipHostMalloc", "api": "runtime"},
+        "cusparseScsrgeam2": {"hip": "hipsparseScsrgeam2", "api": "cusparse"},
+    }
+    messages = gen.deprecation_messages({"hip_runtime_api.h": HEADER}, {})
+    overrides = {"replacement_patterns": {"^hipBindTexture": "hipCreateTextureObject"}}
+    advice: dict[str, str] = {}
+    counts = gen.deprecation_successors(entries, decls, messages, overrides, advice)
+    got = {c: e.get("replacement") or e.get("no_successor") for c, e in entries.items()}
+    assert got == {
+        "cuMemAllocHost": "hipHostMalloc",  # HIP's message
+        "cuProfilerStart": "use_roctracer_roctx",  # HIP's message names no single call
+        "cuCtxSynchronize": "hipDeviceSynchronize",  # the device-level spelling
+        "cuCtxCreate": "context",
+        "cusparseScsrgeam": "hipsparseScsrgeam2",  # the next version of the call
+        "cusparseScsrilu02": "hipsparse_legacy",
+        "cudaBindTexture": None,  # hip_overrides.toml's pattern, applied when portlint loads
+        "cudaDeviceSynchronize": None,
+        "cudaMallocHost": None,
+        "cusparseScsrgeam2": None,
+    }
+    assert advice["use_roctracer_roctx"] == "HIP's deprecation message says to use roctracer/rocTX"
+    assert advice["context"].startswith("HIP deprecates its context API")
+    assert set(advice) == {"use_roctracer_roctx", "context", "hipsparse_legacy"}
+    assert counts["successor: hip_overrides.toml"] == 1
+    assert "none found" not in counts
+
+
+def test_a_successor_that_is_itself_deprecated_is_not_proposed(decls):
+    entries = {
+        "cusparseScsrmm": {"hip": "hipsparseScsrmm", "api": "cusparse", "deprecated": "5.0"},
+        "cusparseScsrmm2": {"hip": "hipsparseScsrmm2", "api": "cusparse", "deprecated": "5.0"},
+    }
+    gen.deprecation_successors(entries, decls, {}, {}, {})
+    assert "replacement" not in entries["cusparseScsrmm"]
+    assert entries["cusparseScsrmm"]["no_successor"] == "hipsparse_legacy"
+
+
+def test_debian_headers_are_read_per_release_without_the_nvidia_platform(tmp_path, monkeypatch):
+    releases = {"libamdhip64-dev": "5.2.3", "libhiprand-dev": "5.3.3"}
+    monkeypatch.setattr(gen, "debian_version", lambda package: releases.get(package, "5.3.3"))
+    (tmp_path / "hip" / "nvidia_detail").mkdir(parents=True)
+    (tmp_path / "hip" / "hip_runtime_api.h").write_text("hipError_t hipMalloc(void**, size_t);")
+    (tmp_path / "hip" / "nvidia_detail" / "nvidia_hip_runtime_api.h").write_text(
+        "#define __shfl_sync __shfl_sync_cuda"
+    )
+    (tmp_path / "hiprand").mkdir()
+    (tmp_path / "hiprand" / "hiprand.h").write_text("hiprandStatus_t hiprandCreateGenerator();")
+    (tmp_path / "hiprand" / "hiprand_kernel_nvcc.h").write_text("curandState hiprandState;")
+    found = gen.read_debian_headers(tmp_path)
+    assert sorted(found) == ["5.2.3", "5.3.3"]
+    assert [p.split("/")[-1] for p in found["5.2.3"]] == ["hip_runtime_api.h"]
+    assert [p.split("/")[-1] for p in found["5.3.3"]] == ["hiprand.h"]

@@ -103,7 +103,7 @@ def version_text(key: tuple[int, ...]) -> str:
 def name_message(entry: Entry, status: Status, rocm: tuple[int, ...]) -> str:
     library = LIBRARY_OF_API.get(entry.api, "CUDA")
     head = f"`{entry.cuda}` ({library})"
-    instead = f": use `{entry.replacement}`" if entry.replacement else ""
+    instead = entry.instead
     if entry.hip and entry.removed_by(rocm):
         return f"{head} was `{entry.hip}` in HIP, removed in ROCm {entry.removed}{instead}"
     if entry.hip and entry.added_after(rocm):

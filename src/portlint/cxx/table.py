@@ -41,6 +41,8 @@ class Entry:
     experimental: str = ""
     #: The HIP name to use instead of a deprecated or removed ``hip``.
     replacement: str = ""
+    #: What to do instead of a deprecated or removed ``hip`` that has no single successor.
+    no_successor: str = ""
     #: The ROC library's name below the portable hip* layer (rocBLAS, rocSPARSE...): advice only.
     roc: str = ""
     #: Why a manual entry cannot be renamed, for the message.
@@ -57,6 +59,17 @@ class Entry:
         if self.hip == self.cuda:
             return Status.PORTABLE
         return Status.RENAME
+
+    @property
+    def instead(self) -> str:
+        """The end of a deprecation message: the successor, or why there is none and what to do
+        (with the ROC library's name where it keeps the call)."""
+        if self.replacement:
+            return f": use `{self.replacement}`"
+        if self.no_successor:
+            roc = f"; AMD's ROC library has `{self.roc}` (AMD GPUs only)" if self.roc else ""
+            return f", no one-to-one replacement: {self.no_successor}{roc}"
+        return ""
 
     def status_on(self, rocm: tuple[int, ...]) -> Status:
         """The status on ROCm ``rocm``: unsupported before the HIP name was added or once it was
@@ -137,7 +150,10 @@ def _entry(cuda: str, raw: dict) -> Entry:
         raw.get("hip", ""),
         raw.get("api", "other"),
         raw.get("manual", False),
-        **{k: raw.get(k, "") for k in (*VERSION_FIELDS, "replacement", "roc", "note")},
+        **{
+            k: raw.get(k, "")
+            for k in (*VERSION_FIELDS, "replacement", "no_successor", "roc", "note")
+        },
     )
 
 
@@ -153,9 +169,14 @@ def _build(catalog: Catalog) -> NameTable:
     versions: set[str] = set()
     successors: dict[str, str] = {}
     successor_patterns: list[tuple[re.Pattern[str], str]] = []
+    advice: dict[str, str] = {}
+    #: The releases the generator dated hip_overrides.toml's HIP names with.
+    dated: dict[str, str] = {}
     for relative in TABLES:
         document = catalog.data(relative)
         successors.update(document.get("replacements", {}))
+        advice.update(document.get("no_successor", {}))
+        dated.update(document.get("override_since", {}))
         successor_patterns += [
             (re.compile(k), v) for k, v in document.get("replacement_patterns", {}).items()
         ]
@@ -176,6 +197,11 @@ def _build(catalog: Catalog) -> NameTable:
             entry = _entry(cuda, raw)
             if not entry.replacement and (entry.deprecated or entry.removed) and entry.hip:
                 entry = replace(entry, replacement=successor(entry.hip))
+            if not entry.since and entry.hip in dated:
+                entry = replace(entry, since=dated[entry.hip])
+            if entry.no_successor:
+                # The generated table names the advice by its key in [no_successor].
+                entry = replace(entry, no_successor=advice.get(entry.no_successor, ""))
             # A device intrinsic HIP keeps under its name needs nothing on ROCm, and on the other
             # targets it is part of a kernel, which PRT705 reports once.
             if entry.api == "device" and entry.status is Status.PORTABLE:
