@@ -7,7 +7,7 @@ import difflib
 import os
 import sys
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TextIO
 
@@ -15,17 +15,16 @@ from portlint import __version__
 from portlint.catalog import load_catalog
 from portlint.config import (
     ConfigError,
-    Settings,
-    find_config,
-    load_settings,
+    Configurations,
+    Overrides,
     parse_selectors,
+    parse_size,
     parse_targets,
-    with_inferred_min_torch,
 )
 from portlint.discover import Walker
 from portlint.engine import lint_paths
 from portlint.fix import FixPolicy
-from portlint.model import FileResult, Finding, SourceFile
+from portlint.model import ALL_TARGETS, FileResult, Finding, SourceFile
 from portlint.output import FORMATS, render
 from portlint.output.report import Report
 from portlint.writer import FileChanged, write_source
@@ -71,6 +70,11 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("-q", "--quiet", action="store_true", help="print findings only")
     parser.add_argument("--config", type=Path, help="read settings from this file")
     parser.add_argument("--isolated", action="store_true", help="ignore every configuration file")
+    parser.add_argument(
+        "--max-file-size",
+        metavar="SIZE",
+        help='files larger than this get one "too large" finding (default: 10MB)',
+    )
     parser.add_argument(
         "--force-exclude",
         action="store_true",
@@ -158,41 +162,39 @@ def build_rule_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def resolve_settings(args: argparse.Namespace) -> Settings:
-    if args.isolated:
-        settings = Settings()
-    elif args.config is not None:
-        if not args.config.is_file():
-            raise ConfigError(f"{args.config}: config file not found")
-        settings = load_settings(args.config)
-    else:
-        found = find_config(Path.cwd())
-        settings = load_settings(found) if found else Settings()
-    changes = {}
-    if args.target:
-        changes["targets"] = parse_targets(args.target, "--target")
-    if args.select:
-        changes["select"] = parse_selectors(args.select, "--select")
-    if args.ignore:
-        changes["ignore"] = settings.ignore + parse_selectors(args.ignore, "--ignore")
-    if args.extend_select:
-        changes["extend_select"] = settings.extend_select + parse_selectors(
-            args.extend_select, "--extend-select"
-        )
-    settings = replace(settings, **changes)
-    return settings if args.isolated else with_inferred_min_torch(settings)
+def resolve_configurations(args: argparse.Namespace) -> Configurations:
+    overrides = Overrides(
+        targets=parse_targets(args.target, "--target") if args.target else None,
+        select=parse_selectors(args.select, "--select") if args.select else None,
+        ignore=parse_selectors(args.ignore, "--ignore") if args.ignore else (),
+        extend_select=(
+            parse_selectors(args.extend_select, "--extend-select") if args.extend_select else ()
+        ),
+        max_file_size=(
+            parse_size(args.max_file_size, "--max-file-size") if args.max_file_size else None
+        ),
+    )
+    return Configurations(config=args.config, isolated=args.isolated, overrides=overrides)
+
+
+def report_targets(configurations: Configurations) -> tuple[str, ...]:
+    """The targets the run's files were checked for, in the usual order."""
+    used = {t for settings in configurations.all() for t in settings.targets}
+    used.update(configurations.default.targets)
+    return tuple(t for t in ALL_TARGETS if t in used)
 
 
 def run_check(argv: Sequence[str]) -> int:
     args = build_parser().parse_args(argv)
     reviewing = check_review_flags(args)  # a usage error must stop the run before any --fix
-    settings = resolve_settings(args)
+    configurations = resolve_configurations(args)
+    settings = configurations.default
     paths = args.paths or [Path(".")]
     missing = [str(p) for p in paths if not p.exists()]
     if missing:
         raise UsageError(f"no such file or directory: {', '.join(missing)}")
     catalog = load_catalog()
-    walker = Walker(settings, respect_gitignore=not args.no_respect_gitignore)
+    walker = Walker(configurations, respect_gitignore=not args.no_respect_gitignore)
     candidates = list(walker.walk(paths, force_exclude=args.force_exclude))
     for candidate in candidates:
         if candidate.language == "unknown":
@@ -216,7 +218,7 @@ def run_check(argv: Sequence[str]) -> int:
     try:
         report = Report(
             findings=findings,
-            targets=settings.targets,
+            targets=report_targets(configurations),
             catalog=catalog,
             files_checked=len(linted),
             terminal=stream.isatty() and "NO_COLOR" not in os.environ,

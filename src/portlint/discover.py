@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from portlint.config import Settings
+from portlint.config import Configurations, Settings
 from portlint.deploy.files import deploy_language
 
 if TYPE_CHECKING:
@@ -62,6 +62,8 @@ class Candidate:
     language: str
     #: Given on the command line by name (not found by walking a folder).
     explicit: bool = False
+    #: The settings this file uses (its closest configuration); None: the run's own.
+    settings: Settings | None = None
 
 
 def language_of(path: Path) -> str | None:
@@ -72,20 +74,37 @@ def language_of(path: Path) -> str | None:
 
 
 class Walker:
-    def __init__(self, settings: Settings, respect_gitignore: bool = True) -> None:
-        self.settings = settings
+    """Files to lint under the given paths, each with the settings of its closest configuration
+    (whose excludes apply to it, relative to that configuration's folder)."""
+
+    def __init__(self, settings: Settings | Configurations, respect_gitignore: bool = True) -> None:
+        self.configurations = settings if isinstance(settings, Configurations) else None
+        self.settings = settings if isinstance(settings, Settings) else settings.default
         self.respect_gitignore = respect_gitignore
-        patterns = (*settings.exclude, *settings.extend_exclude)
-        self.exclude = _gitignore_spec(patterns) if patterns else None
         self._explicit_root: Path | None = None
         self._ignore_cache: dict[Path, pathspec.GitIgnoreSpec | None] = {}
+        self._exclude_cache: dict[int, pathspec.GitIgnoreSpec | None] = {}
+
+    def settings_for(self, path: Path) -> Settings:
+        if self.configurations is None:
+            return self.settings
+        return self.configurations.for_file(path)
+
+    def _exclude_spec(self, settings: Settings) -> pathspec.GitIgnoreSpec | None:
+        key = id(settings)
+        if key not in self._exclude_cache:
+            patterns = (*settings.exclude, *settings.extend_exclude)
+            self._exclude_cache[key] = _gitignore_spec(patterns) if patterns else None
+        return self._exclude_cache[key]
 
     def is_excluded(self, path: Path, is_dir: bool) -> bool:
         if is_dir and path.name in DEFAULT_EXCLUDES:
             return True
-        if self.exclude is not None:
-            relative = _relative_posix(path, self.settings.root)
-            if relative and self.exclude.match_file(relative + ("/" if is_dir else "")):
+        settings = self.settings_for(path)
+        exclude = self._exclude_spec(settings)
+        if exclude is not None:
+            relative = _relative_posix(path, settings.root)
+            if relative and exclude.match_file(relative + ("/" if is_dir else "")):
                 return True
         return self.respect_gitignore and self._gitignored(path, is_dir)
 
@@ -130,7 +149,7 @@ class Walker:
             key = given.absolute()
             if key not in seen:
                 seen.add(key)
-                yield Candidate(given, language, explicit=True)
+                yield Candidate(given, language, explicit=True, settings=self.settings_for(key))
 
     def _walk_dir(self, absolute: Path, shown: Path, seen: set[Path]) -> Iterator[Candidate]:
         # A folder named on the command line is linted even if a .gitignore above it excludes it;
@@ -151,7 +170,9 @@ class Walker:
                 if language is None or full in seen or self.is_excluded(full, is_dir=False):
                     continue
                 seen.add(full)
-                yield Candidate(shown / full.relative_to(absolute), language)
+                yield Candidate(
+                    shown / full.relative_to(absolute), language, settings=self.settings_for(full)
+                )
 
 
 def _gitignore_spec(lines: list[str] | tuple[str, ...]) -> pathspec.GitIgnoreSpec:

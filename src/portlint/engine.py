@@ -280,13 +280,17 @@ def lint_paths(
     jobs: int | None = None,
     fixing: FixPolicy | None = None,
 ) -> Iterator[FileResult]:
-    """Results for every candidate file: clean files too, in no particular order."""
+    """Results for every candidate file: clean files too, in no particular order. Each file uses
+    its own settings (``candidate.settings``, its closest configuration) when it has them."""
     catalog = load_catalog()
+    default_settings = settings
     with JobRunner(jobs) as runner:
         for candidate in candidates:
             analyser = ANALYSERS.get(candidate.language)
             if analyser is None:
                 continue
+            settings = candidate.settings or default_settings
+            policy = fixing and replace(fixing, targets=settings.targets)
             try:
                 source = read_source(candidate.path, candidate.language)
             except UnreadableFile as error:
@@ -294,7 +298,7 @@ def lint_paths(
                 yield FileResult(str(candidate.path), (finding,), error=str(error))
                 continue
             if analyser.load(analyser.candidate)(source.text):
-                yield from runner.submit((source, candidate.language, settings, fixing))
+                yield from runner.submit((source, candidate.language, settings, policy))
             else:
                 # No rule can fire, so every portlint suppression in the file is unused; finding
                 # them needs the text only, no parser.

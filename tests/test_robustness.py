@@ -1,0 +1,188 @@
+"""Bad configuration, files that cannot be written, special files, hostile names: for each, the
+input, the exact exit status and stderr line, and the bytes of every file before and after."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from support import run_cli
+
+CUDA = "import torch\n\nx = torch.ones(3).cuda()\ntorch.cuda.synchronize()\n"
+
+
+def write(path: Path, text: str) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def snapshot(root: Path) -> dict[str, bytes]:
+    return {
+        p.relative_to(root).as_posix(): p.read_bytes()
+        for p in sorted(root.rglob("*"))
+        if p.is_file() and not p.is_symlink()
+    }
+
+
+def codes_by_path(out: str) -> dict[str, list[str]]:
+    found: dict[str, list[str]] = {}
+    for finding in json.loads(out):
+        found.setdefault(finding["path"], []).append(finding["code"])
+    return found
+
+
+# 1. Configuration is found where the files are ------------------------------------------------
+
+
+@pytest.fixture
+def project(tmp_path):
+    """proj/ pins torch>=2.1, excludes gen/, ignores PRT201 and checks for npu only."""
+    proj = tmp_path / "proj"
+    write(
+        proj / "pyproject.toml",
+        '[project]\nname = "p"\nrequires-python = ">=3.9"\ndependencies = ["torch>=2.1"]\n\n'
+        '[tool.portlint]\nexclude = ["gen"]\nignore = ["PRT201"]\ntarget = ["npu"]\n',
+    )
+    write(proj / "a.py", CUDA)
+    write(proj / "gen" / "b.py", CUDA)
+    return tmp_path
+
+
+def test_config_of_the_files_folder_applies_when_run_from_outside(project):
+    status, out, err = run_cli("--output-format", "json", "proj", cwd=project)
+    assert (status, err) == (1, "")
+    findings = json.loads(out)
+    assert [(f["path"], f["code"]) for f in findings] == [("proj/a.py", "PRT102")]
+    assert set(findings[0]["targets"]) == {"npu"}
+
+
+def test_torch_pin_of_the_files_project_decides_the_fix(project):
+    before = snapshot(project)
+    status, _, _ = run_cli("--fix", "proj", cwd=project)
+    fixed = (project / "proj" / "a.py").read_text()
+    assert status == 0  # PRT102 fixed, PRT201 ignored
+    assert "torch.accelerator" not in fixed and "_portlint_device" in fixed
+    assert snapshot(project)["proj/gen/b.py"] == before["proj/gen/b.py"]
+
+
+def test_nested_configuration_wins_over_the_outer_one(project):
+    write(project / "proj" / "sub" / "portlint.toml", 'target = ["mps"]\n')
+    write(project / "proj" / "sub" / "c.py", CUDA)
+    status, out, _ = run_cli("--output-format", "json", "proj", cwd=project)
+    targets = {f["path"]: set(f["targets"]) for f in json.loads(out)}
+    assert targets == {"proj/a.py": {"npu"}, "proj/sub/c.py": {"mps"}}
+    assert status == 1
+
+
+def test_config_option_overrides_every_file_and_isolated_ignores_all(project):
+    write(project / "other.toml", 'select = ["PRT201"]\n')
+    status, out, _ = run_cli(
+        "--output-format", "json", "--config", "other.toml", "proj", cwd=project
+    )
+    assert codes_by_path(out) == {"proj/a.py": ["PRT201"], "proj/gen/b.py": ["PRT201"]}
+    status, out, _ = run_cli("--output-format", "json", "--isolated", "proj", cwd=project)
+    assert codes_by_path(out) == {
+        "proj/a.py": ["PRT102", "PRT201"],
+        "proj/gen/b.py": ["PRT102", "PRT201"],
+    }
+    assert status == 1
+
+
+BAD_CONFIGS = [
+    (
+        "pyproject.toml",
+        'tool = "portlint"\n',
+        "pyproject.toml: 'tool' must be a table, got a string",
+    ),
+    (
+        "pyproject.toml",
+        "[tool]\nportlint = 1\n",
+        "pyproject.toml: 'tool.portlint' must be a table, got an integer",
+    ),
+    (
+        "pyproject.toml",
+        '[tool]\nportlint = ["x"]\n',
+        "pyproject.toml: 'tool.portlint' must be a table, got an array",
+    ),
+    (
+        "portlint.toml",
+        'target = "rocm"\n',
+        'portlint.toml: \'target\' must be an array such as ["rocm", "npu"], got a string',
+    ),
+    (
+        "portlint.toml",
+        'select = "PRT2"\n',
+        "portlint.toml: 'select' must be an array such as [\"PRT2\"], got a string",
+    ),
+    (
+        "portlint.toml",
+        "target = [1]\n",
+        "portlint.toml: 'target': unknown target 1; allowed: rocm, npu, mlu, xpu, mps, cpu, "
+        "arm64, all",
+    ),
+    (
+        "portlint.toml",
+        '[per-file-ignores]\n"x.py" = "PRT2"\n',
+        "portlint.toml: 'per-file-ignores' 'x.py' must be an array of rule codes, got a string",
+    ),
+    (
+        "portlint.toml",
+        "max-file-size = -3\n",
+        "portlint.toml: 'max-file-size' must be a size such as \"20MB\" or a number of bytes",
+    ),
+    (
+        "portlint.toml",
+        "min-torch = 2.1\n",
+        "portlint.toml: 'min-torch' must be a version string such as \"2.6\", got 2.1",
+    ),
+    (
+        "portlint.toml",
+        "colour = true\n",
+        "portlint.toml: unknown key 'colour' in the file; allowed: target, select, ignore, "
+        "extend-select, exclude, extend-exclude, per-file-ignores, min-torch, max-file-size",
+    ),
+    (
+        "portlint.toml",
+        "target = [\n",
+        "portlint.toml: invalid TOML: Invalid value (at end of document)",
+    ),
+    (
+        "pyproject.toml",
+        "[tool.portlint\n",
+        "pyproject.toml: invalid TOML: Expected ']' at the end of a table declaration "
+        "(at line 1, column 15)",
+    ),
+]
+
+
+@pytest.mark.parametrize(("name", "text", "message"), BAD_CONFIGS)
+def test_every_shape_of_bad_config_is_one_line_and_exit_two(tmp_path, name, text, message):
+    proj = tmp_path / "proj"
+    write(proj / name, text)
+    write(proj / "a.py", CUDA)
+    before = snapshot(tmp_path)
+    for cwd, argument in ((proj, "."), (tmp_path, "proj")):  # found from inside and outside
+        status, out, err = run_cli("--fix", argument, cwd=cwd)
+        where = str(Path(argument, name)) if argument != "." else name
+        assert (status, out) == (2, "")
+        assert err == f"portlint: error: {where.removeprefix('./')}: {message.split(': ', 1)[1]}\n"
+    assert snapshot(tmp_path) == before
+
+
+def test_config_that_is_not_utf8_is_one_line(tmp_path):
+    (tmp_path / "portlint.toml").write_bytes(b'target = ["\xff"]\n')
+    status, _, err = run_cli(".", cwd=tmp_path)
+    assert status == 2
+    assert err.startswith("portlint: error: portlint.toml: invalid TOML: 'utf-8' codec")
+    assert err.count("\n") == 1
+
+
+def test_broken_pyproject_without_portlint_settings_is_linted_not_fatal(tmp_path):
+    write(tmp_path / "pyproject.toml", "[project\nname = 1\n")
+    write(tmp_path / "a.py", CUDA)
+    status, out, err = run_cli("--output-format", "concise", ".", cwd=tmp_path)
+    assert status == 1 and err == ""
+    assert out.startswith("a.py:3:18: PRT102")
