@@ -4,10 +4,14 @@ input, the exact exit status and stderr line, and the bytes of every file before
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
+from portlint.output import FORMATS
 from support import run_cli
 
 CUDA = "import torch\n\nx = torch.ones(3).cuda()\ntorch.cuda.synchronize()\n"
@@ -186,3 +190,148 @@ def test_broken_pyproject_without_portlint_settings_is_linted_not_fatal(tmp_path
     status, out, err = run_cli("--output-format", "concise", ".", cwd=tmp_path)
     assert status == 1 and err == ""
     assert out.startswith("a.py:3:18: PRT102")
+
+
+# 2. Findings never disappear when a fix cannot be written --------------------------------------
+
+SEED = "import torch\n\ntorch.cuda.manual_seed(0)\ntorch.cuda.synchronize()\n"
+ROOT_USER = hasattr(os, "geteuid") and os.geteuid() == 0
+
+
+def check_output(fmt: str, path: str, cwd: Path, *extra: str) -> tuple[int, str, str]:
+    return run_cli("--isolated", "--output-format", fmt, *extra, path, cwd=cwd)
+
+
+@pytest.mark.parametrize("fmt", sorted(FORMATS))
+def test_read_only_file_keeps_its_findings_in_every_format(tmp_path, fmt):
+    path = write(tmp_path / "a.py", CUDA)
+    os.chmod(path, 0o444)
+    _, expected, _ = check_output(fmt, "a.py", tmp_path)
+    status, out, err = check_output(fmt, "a.py", tmp_path, "--fix")
+    assert status == 1
+    assert err == "portlint: warning: a.py: not fixed: permission denied: the file is read-only\n"
+    assert out == expected and "PRT102" in out
+    assert path.read_text() == CUDA
+
+
+def test_read_only_folder_keeps_findings_and_fails(tmp_path):
+    path = write(tmp_path / "ro" / "a.py", CUDA)
+    os.chmod(tmp_path / "ro", 0o555)
+    try:
+        status, out, err = check_output("json", "ro/a.py", tmp_path, "--fix")
+    finally:
+        os.chmod(tmp_path / "ro", 0o755)
+    assert status == 1
+    assert err == (
+        "portlint: warning: ro/a.py: not fixed: permission denied: the folder is read-only\n"
+    )
+    assert [f["code"] for f in json.loads(out)] == ["PRT102", "PRT201"]
+    assert path.read_text() == CUDA and os.listdir(tmp_path / "ro") == ["a.py"]
+
+
+def test_exit_zero_does_not_hide_a_file_that_was_not_written(tmp_path):
+    path = write(tmp_path / "a.py", CUDA)
+    os.chmod(path, 0o444)
+    status, _, err = check_output("concise", "a.py", tmp_path, "--fix", "--exit-zero")
+    assert status == 1 and "not fixed" in err
+
+
+def edit_before_write(monkeypatch, edit):
+    """Run ``edit(path)`` just before ``--fix`` writes a file: a change made meanwhile."""
+    import portlint.cli as cli
+
+    real = cli.write_source
+
+    def racing(source, text):
+        edit(Path(source.path))
+        real(source, text)
+
+    monkeypatch.setattr(cli, "write_source", racing)
+
+
+def test_file_changed_since_read_is_decided_by_content_not_mtime(tmp_path, monkeypatch):
+    path = write(tmp_path / "a.py", CUDA)
+    edited = CUDA.replace("3", "4")
+
+    def same_mtime_new_content(where):
+        stat = where.stat()
+        where.write_text(edited)
+        os.utime(where, ns=(stat.st_atime_ns, stat.st_mtime_ns))
+
+    edit_before_write(monkeypatch, same_mtime_new_content)
+    status, out, err = check_output("json", "a.py", tmp_path, "--fix")
+    assert status == 1
+    assert err == "portlint: warning: a.py: not fixed: changed on disk since it was read\n"
+    assert [f["code"] for f in json.loads(out)] == ["PRT102", "PRT201"]
+    assert path.read_text() == edited
+
+
+def test_touched_but_unchanged_file_is_fixed(tmp_path, monkeypatch):
+    path = write(tmp_path / "a.py", CUDA)
+    edit_before_write(monkeypatch, lambda where: os.utime(where, ns=(1, 10**18)))
+    status, out, err = check_output("json", "a.py", tmp_path, "--fix")
+    assert (status, err, json.loads(out)) == (0, "", [])
+    assert "torch.accelerator" in path.read_text()
+
+
+def test_symlink_is_written_through_to_its_target(tmp_path):
+    target = write(tmp_path / "real" / "a.py", CUDA)
+    link = tmp_path / "link.py"
+    link.symlink_to(target)
+    status, _, err = check_output("json", "link.py", tmp_path, "--fix")
+    assert (status, err) == (0, "")
+    assert link.is_symlink() and os.readlink(link) == str(target)
+    assert "torch.accelerator" in target.read_text()
+    assert sorted(os.listdir(tmp_path / "real")) == ["a.py"]
+
+
+def test_hard_links_stay_linked(tmp_path):
+    first = write(tmp_path / "a.py", CUDA)
+    second = tmp_path / "b.py"
+    os.link(first, second)
+    status, _, _ = check_output("json", "a.py", tmp_path, "--fix")
+    assert status == 0
+    assert first.stat().st_ino == second.stat().st_ino and first.stat().st_nlink == 2
+    assert second.read_text() == first.read_text() != CUDA
+
+
+@pytest.mark.skipif(not ROOT_USER, reason="changing a file's owner needs root")
+def test_owner_and_group_are_kept(tmp_path):
+    path = write(tmp_path / "a.py", CUDA)
+    os.chown(path, 4321, 4322)
+    status, _, _ = check_output("json", "a.py", tmp_path, "--fix")
+    assert status == 0 and "torch.accelerator" in path.read_text()
+    assert (path.stat().st_uid, path.stat().st_gid) == (4321, 4322)
+
+
+def test_temporary_file_of_a_killed_run_is_removed_by_the_next(tmp_path):
+    write(tmp_path / "a.py", CUDA)
+    dead = subprocess.run(
+        [sys.executable, "-c", "import os; print(os.getpid())"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
+    leftover = write(tmp_path / f".a.py.portlint-{dead}-x1y2z3.tmp", "half written")
+    alive = write(tmp_path / f".a.py.portlint-{os.getppid()}-a1b2c3.tmp", "being written")
+    unrelated = write(tmp_path / ".a.py.portlint-notes.tmp", "not ours")
+    status, _, _ = check_output("json", ".", tmp_path)
+    assert status == 1 and leftover.exists()  # a check run changes nothing
+    status, _, _ = check_output("json", ".", tmp_path, "--fix")
+    assert status == 0
+    assert not leftover.exists() and alive.exists() and unrelated.exists()
+
+
+def test_fixable_counts_only_what_plain_fix_fixes(tmp_path):
+    write(tmp_path / "s.py", SEED)
+    _, out, _ = check_output("text", "s.py", tmp_path)
+    assert out.endswith(
+        "[*] 1 fixable with `portlint --fix` (1 hidden fix can be enabled with `--unsafe-fixes`).\n"
+    )
+    _, out, _ = check_output("concise", "s.py", tmp_path)
+    assert [" [*] " in line for line in out.splitlines()[:2]] == [False, True]
+    _, out, _ = check_output("text", "s.py", tmp_path, "--unsafe-fixes")
+    assert out.endswith("[*] 2 fixable with `portlint --fix --unsafe-fixes`.\n")
+    write(tmp_path / "u.py", "import torch\n\ntorch.cuda.manual_seed(0)\n")
+    _, out, _ = check_output("text", "u.py", tmp_path)
+    assert out.endswith("No fixes available (1 hidden fix can be enabled with `--unsafe-fixes`).\n")

@@ -27,7 +27,7 @@ from portlint.fix import FixPolicy
 from portlint.model import ALL_TARGETS, FileResult, Finding, SourceFile
 from portlint.output import FORMATS, render
 from portlint.output.report import Report
-from portlint.writer import FileChanged, write_source
+from portlint.writer import FileChanged, NotWritable, write_source
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 
@@ -148,7 +148,7 @@ def run_review(
                 warn(problem)
             counts = f"{added.files} files ({added.skipped} skipped)"
             info(f"Added {added.added} noqa directives to {counts}.")
-            return findings, EXIT_CLEAN
+            return findings, EXIT_FINDINGS if added.problems else EXIT_CLEAN
     except (pipeline.BaselineError, pipeline.GitError) as error:
         raise UsageError(str(error)) from None
     return findings, None
@@ -224,6 +224,7 @@ def run_check(argv: Sequence[str]) -> int:
             terminal=stream.isatty() and "NO_COLOR" not in os.environ,
             show_statistics=args.statistics,
             fixed=fixed,
+            unsafe_fixes=args.unsafe_fixes,
             show_fixes=args.show_fixes,
             quiet=args.quiet,
         )
@@ -233,6 +234,8 @@ def run_check(argv: Sequence[str]) -> int:
             stream.close()
     if run.internal_errors:
         return EXIT_ERROR
+    if run.not_written:
+        return EXIT_FINDINGS  # even with --exit-zero: the run did not do what it was asked
     if findings and not args.exit_zero:
         return EXIT_FINDINGS
     return EXIT_CLEAN
@@ -244,28 +247,35 @@ class RunResults:
     fixed: list[Finding] = field(default_factory=list)
     diffs: list[str] = field(default_factory=list)
     internal_errors: int = 0
+    #: Files whose fixes could not be written (their findings are all still reported).
+    not_written: int = 0
 
 
 def collect(results: Iterable[FileResult], args: argparse.Namespace) -> RunResults:
     """Gather the findings; write fixed files (or their diffs with --diff); report problems."""
     run = RunResults()
     for result in results:
-        run.findings.extend(result.findings)
         if result.internal_error:
             run.internal_errors += 1
             sys.stderr.write(f"portlint: error: {result.path}: {result.error}\n")
         elif result.error and result.fixed_text is None and (args.fix or args.diff):
             warn(f"{result.path}: {result.error}")
         if result.fixed_text is None or result.source is None:
+            run.findings.extend(result.findings)
             continue
         if args.diff:
             run.diffs.append(unified_diff(result.source, result.fixed_text))
         else:
             try:
                 write_source(result.source, result.fixed_text)
-            except (FileChanged, OSError) as error:
-                warn(f"{result.path}: not fixed: {error}")
+            except (FileChanged, NotWritable, OSError) as error:
+                # Nothing lost: the file keeps every finding it had, and the run fails.
+                reason = error.strerror if isinstance(error, OSError) else str(error)
+                warn(f"{result.path}: not fixed: {reason or error}")
+                run.findings.extend(result.findings_before_fix or result.findings)
+                run.not_written += 1
                 continue
+        run.findings.extend(result.findings)
         run.fixed.extend(result.fixes_applied)
     return run
 

@@ -27,6 +27,7 @@ from portlint.suppress import (
     may_hold_suppressions,
     unused_suppressions,
 )
+from portlint.writer import content_digest
 
 if TYPE_CHECKING:
     from concurrent.futures import Future, ProcessPoolExecutor
@@ -128,6 +129,7 @@ def read_source(path: Path, language: str) -> SourceFile:
         bom=bom,
         newline=_newline_of(text),
         mtime_ns=stat.st_mtime_ns,
+        digest=content_digest(raw),
     )
 
 
@@ -232,7 +234,7 @@ def fix_source(
     """Apply fixes in rounds until nothing more is fixable; the result holds what remains."""
     catalog = load_catalog()
     analyser = ANALYSERS[language]
-    current, applied = source, []
+    current, applied, before = source, [], findings
     for _ in range(MAX_ROUNDS):
         text, chosen = apply_fixes(current.text, findings, fixing)
         if not chosen:
@@ -262,7 +264,12 @@ def fix_source(
             analyse_source(current, language, catalog, settings), current, settings
         )
     return FileResult(
-        source.path, findings, fixed_text=text, fixes_applied=tuple(applied), source=source
+        source.path,
+        findings,
+        fixed_text=text,
+        fixes_applied=tuple(applied),
+        source=source,
+        findings_before_fix=before,
     )
 
 

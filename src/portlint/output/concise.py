@@ -10,7 +10,7 @@ from portlint.output.report import Report
 
 def render(report: Report, stream: TextIO) -> None:
     for finding in report.sorted_findings():
-        marker = " [*]" if finding.fix else ""
+        marker = " [*]" if report.fixable(finding) else ""
         stream.write(
             f"{finding.path}:{finding.span.line}:{one_based(finding.span.column)}: "
             f"{finding.code}{marker} {finding.message}\n"

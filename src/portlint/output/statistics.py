@@ -11,7 +11,7 @@ from portlint.output.report import Report
 
 def lines(report: Report) -> list[str]:
     counts = Counter(f.code for f in report.findings)
-    fixable = {f.code for f in report.findings if f.fix}
+    fixable = {f.code for f in report.findings if report.fixable(f)}
     result = []
     for code, count in sorted(counts.items(), key=lambda item: (-item[1], item[0])):
         rule = report.catalog.rules[code]

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, TextIO
 
 from portlint.model import Finding, Severity
 from portlint.output.positions import one_based
-from portlint.output.report import Report, advice_line
+from portlint.output.report import Report, advice_line, fix_summary
 
 if TYPE_CHECKING:
     from rich.table import Table
@@ -39,7 +39,7 @@ def _finding_block(finding: Finding, report: Report) -> Text:
     block = Text()
     block.append(f"{finding.path}:{span.line}:{one_based(span.column)}: ", style="bold")
     block.append(finding.code, style=SEVERITY_STYLE[finding.severity])
-    if finding.fix:
+    if report.fixable(finding):
         block.append(" [*]", style="green")
     block.append(f" {finding.message}")
     block.append(f" [{finding.severity.value}]", style="dim")
@@ -119,14 +119,14 @@ def render(report: Report, stream: TextIO) -> None:
         console.print()
     elif report.fixed:
         console.print(f"Fixed {_plural(len(report.fixed), 'finding')}.")
-    fixable = sum(1 for f in findings if f.fix)
     count = len(findings)
     files = len({f.path for f in findings})
     if count:
         line = f"Found {_plural(count, 'finding')} in {_plural(files, 'file')}"
         line += f" ({report.files_checked} checked)."
-        if fixable:
-            line += f"\n[*] {fixable} fixable with `portlint --fix`."
+        fixes = fix_summary(*report.fix_counts(), report.unsafe_fixes)
+        if fixes:
+            line += f"\n{fixes}"
         console.print(line)
     else:
         console.print(_all_passed(report, colour=False).rstrip("\n"), style="green")
