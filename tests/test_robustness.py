@@ -335,3 +335,107 @@ def test_fixable_counts_only_what_plain_fix_fixes(tmp_path):
     write(tmp_path / "u.py", "import torch\n\ntorch.cuda.manual_seed(0)\n")
     _, out, _ = check_output("text", "u.py", tmp_path)
     assert out.endswith("No fixes available (1 hidden fix can be enabled with `--unsafe-fixes`).\n")
+
+
+# 3. Special files and big inputs ---------------------------------------------------------------
+
+
+def run_subprocess(*args: str, cwd: Path) -> subprocess.CompletedProcess:
+    """portlint in its own process, under a timeout: a hang fails the test instead of the run."""
+    return subprocess.run(
+        [sys.executable, "-m", "portlint", *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs named pipes")
+def test_fifos_are_skipped_before_opening(tmp_path):
+    write(tmp_path / "a.py", CUDA)
+    for name in ("pipe.py", "Dockerfile", "nosuffix"):
+        os.mkfifo(tmp_path / name)
+    walked = run_subprocess("--isolated", "--output-format", "concise", ".", cwd=tmp_path)
+    assert walked.returncode == 1
+    assert walked.stderr == (
+        "portlint: warning: Dockerfile: not a regular file (a named pipe); skipped\n"
+        "portlint: warning: pipe.py: not a regular file (a named pipe); skipped\n"
+    )
+    named = run_subprocess("--isolated", "pipe.py", "nosuffix", "Dockerfile", cwd=tmp_path)
+    assert named.returncode == 0
+    assert named.stderr == (
+        "portlint: warning: nosuffix: not a file type portlint checks; skipped\n"
+        "portlint: warning: pipe.py: not a regular file (a named pipe); skipped\n"
+        "portlint: warning: Dockerfile: not a regular file (a named pipe); skipped\n"
+    )
+
+
+def test_file_above_the_size_limit_gets_one_finding(tmp_path):
+    big = write(tmp_path / "big.py", CUDA + "#" * 2000 + "\n")
+    before = big.read_bytes()
+    status, out, err = check_output("concise", "big.py", tmp_path, "--max-file-size", "1k", "--fix")
+    assert (status, err.splitlines()[0]) == (
+        1,
+        "portlint: warning: big.py: file too large (2,065 bytes, more than max-file-size 1,024); "
+        "not analysed",
+    )
+    assert out == (
+        "big.py:1:1: PRT002 file too large (2,065 bytes, more than max-file-size 1,024); "
+        "not analysed\nFound 1 finding.\n"
+    )
+    assert big.read_bytes() == before
+    write(tmp_path / "portlint.toml", 'max-file-size = "2KB"\n')
+    status, out, _ = run_cli("--output-format", "concise", "big.py", cwd=tmp_path)
+    assert status == 1 and "more than max-file-size 2,048" in out
+
+
+def test_default_size_limit_passes_generated_sources_of_a_few_megabytes(tmp_path):
+    generated = "".join(f"TABLE_{i} = {i!r}  # generated\n" for i in range(120_000))
+    path = write(tmp_path / "gen.py", CUDA + generated)
+    assert 3_000_000 < path.stat().st_size < 4_000_000
+    status, out, _ = check_output("concise", "gen.py", tmp_path)
+    assert status == 1 and out.splitlines()[0].startswith("gen.py:3:18: PRT102")
+
+
+@pytest.mark.parametrize(
+    "raw",
+    [
+        CUDA.encode("utf-16"),  # with a byte order mark
+        CUDA.encode("utf-16-le"),
+        CUDA.encode("utf-16-be"),
+        CUDA.encode("utf-32"),
+    ],
+    ids=["bom", "le", "be", "utf-32"],
+)
+def test_utf16_is_named(tmp_path, raw):
+    (tmp_path / "w.py").write_bytes(raw)
+    status, out, _ = check_output("concise", "w.py", tmp_path, "--fix")
+    assert status == 1
+    assert out == (
+        "w.py:1:1: PRT002 UTF-16 is not supported; save the file as UTF-8\nFound 1 finding.\n"
+    )
+    assert (tmp_path / "w.py").read_bytes() == raw
+
+
+def test_newer_python_syntax_names_the_python_that_parses_it(tmp_path):
+    from portlint.python.newer_syntax import newer_python
+
+    assert newer_python("type Vector = list[float]", (3, 11)) == (
+        "Python 3.12 (a `type` alias statement)"
+    )
+    assert newer_python("def first[T](items: list[T]) -> T:", (3, 11)).startswith("Python 3.12")
+    assert newer_python('print(f"{row["name"]}")', (3, 11)).startswith("Python 3.12 (an f-string")
+    assert newer_python("except ValueError, TypeError:", (3, 13)).startswith("Python 3.14")
+    assert newer_python("type Vector = list[float]", (3, 12)) is None
+    if sys.version_info >= (3, 12):
+        return
+    write(tmp_path / "new.py", "import torch\ntorch.cuda.synchronize()\ntype X = int\n")
+    status, out, _ = check_output("concise", "new.py", tmp_path)
+    running = f"{sys.version_info[0]}.{sys.version_info[1]}"
+    assert (status, out.splitlines()[0]) == (
+        1,
+        "new.py:3:6: PRT001 SyntaxError: invalid syntax; this is syntax of Python 3.12 (a `type` "
+        f"alias statement), and portlint runs on Python {running}: run portlint with a Python "
+        "that parses it",
+    )

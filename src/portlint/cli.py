@@ -258,8 +258,8 @@ def collect(results: Iterable[FileResult], args: argparse.Namespace) -> RunResul
         if result.internal_error:
             run.internal_errors += 1
             sys.stderr.write(f"portlint: error: {result.path}: {result.error}\n")
-        elif result.error and result.fixed_text is None and (args.fix or args.diff):
-            warn(f"{result.path}: {result.error}")
+        elif result.error and (not result.findings or args.fix or args.diff):
+            warn(f"{result.path}: {result.error}")  # skipped, or left unfixed
         if result.fixed_text is None or result.source is None:
             run.findings.extend(result.findings)
             continue

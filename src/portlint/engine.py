@@ -14,6 +14,7 @@ import tokenize
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, replace
 from pathlib import Path
+from stat import S_ISBLK, S_ISCHR, S_ISDIR, S_ISFIFO, S_ISREG, S_ISSOCK
 from typing import TYPE_CHECKING
 
 from portlint.catalog import Catalog, load_catalog
@@ -96,12 +97,28 @@ class UnreadableFile(Exception):
     """The file cannot be read or decoded; the message is one line for the user."""
 
 
-def read_source(path: Path, language: str) -> SourceFile:
+class NotRegularFile(Exception):
+    """A FIFO, socket or device: never opened (a FIFO would block the run); skipped."""
+
+
+def read_source(path: Path, language: str, max_size: int | None = None) -> SourceFile:
+    """The file's text, decoded. Raises ``NotRegularFile`` before opening anything that is not a
+    regular file, and ``UnreadableFile`` (one line) when it cannot be linted: unreadable, larger
+    than ``max_size`` bytes, binary, UTF-16, or not in its declared encoding."""
     try:
-        raw = path.read_bytes()
         stat = path.stat()
+        if not S_ISREG(stat.st_mode):
+            raise NotRegularFile(f"not a regular file ({_file_kind(stat.st_mode)}); skipped")
+        if max_size is not None and stat.st_size > max_size:
+            raise UnreadableFile(
+                f"file too large ({stat.st_size:,} bytes, more than max-file-size "
+                f"{max_size:,}); not analysed"
+            )
+        raw = path.read_bytes()
     except OSError as error:
         raise UnreadableFile(f"cannot read: {error.strerror or error}") from None
+    if raw.startswith(UTF16_BOMS) or _looks_like_utf16(raw[:BINARY_SNIFF]):
+        raise UnreadableFile("UTF-16 is not supported; save the file as UTF-8")
     if b"\0" in raw[:BINARY_SNIFF]:
         raise UnreadableFile("binary file (contains NUL bytes)")
     bom = raw.startswith(b"\xef\xbb\xbf")
@@ -131,6 +148,32 @@ def read_source(path: Path, language: str) -> SourceFile:
         mtime_ns=stat.st_mtime_ns,
         digest=content_digest(raw),
     )
+
+
+#: UTF-32 and UTF-16 byte order marks (UTF-32 LE starts with the UTF-16 LE one).
+UTF16_BOMS = (b"\xff\xfe", b"\xfe\xff", b"\x00\x00\xfe\xff")
+
+
+def _looks_like_utf16(head: bytes) -> bool:
+    """UTF-16 without a BOM: mostly ASCII text with a NUL in every other byte."""
+    if len(head) < 4 or b"\0" not in head:
+        return False
+    even, odd = head[0::2], head[1::2]
+    return any(
+        half.count(0) >= 0.9 * len(half) and other.count(0) == 0
+        for half, other in ((even, odd), (odd, even))
+    )
+
+
+def _file_kind(mode: int) -> str:
+    kinds = (
+        (S_ISFIFO, "a named pipe"),
+        (S_ISSOCK, "a socket"),
+        (S_ISCHR, "a character device"),
+        (S_ISBLK, "a block device"),
+        (S_ISDIR, "a folder"),
+    )
+    return next((name for test, name in kinds if test(mode)), "a special file")
 
 
 def _newline_of(text: str) -> str:
@@ -299,7 +342,10 @@ def lint_paths(
             settings = candidate.settings or default_settings
             policy = fixing and replace(fixing, targets=settings.targets)
             try:
-                source = read_source(candidate.path, candidate.language)
+                source = read_source(candidate.path, candidate.language, settings.max_file_size)
+            except NotRegularFile as error:
+                yield FileResult(str(candidate.path), (), error=str(error))
+                continue
             except UnreadableFile as error:
                 finding = unreadable_finding(str(candidate.path), str(error), catalog)
                 yield FileResult(str(candidate.path), (finding,), error=str(error))

@@ -35,6 +35,7 @@ from portlint.python.guards import (
     ifexp_chain,
 )
 from portlint.python.names import function_locals, import_bindings
+from portlint.python.newer_syntax import syntax_error_note
 from portlint.python.relevance import CANDIDATE_TEXT, Relevance
 from portlint.python.tree import child_nodes, walk
 from portlint.textindex import LineIndex
@@ -261,7 +262,8 @@ def parse_error_finding(
     column = max((error.offset or 1) - 1, 0)
     column = min(column, len(index.line(line)))
     span = Span(line, column, line, column)
-    return catalog.rules["PRT001"].finding(path, span, f"SyntaxError: {error.msg}")
+    note = syntax_error_note(index.line(line))
+    return catalog.rules["PRT001"].finding(path, span, f"SyntaxError: {error.msg}{note}")
 
 
 def _finding_at_start(path: str, message: str, catalog: Catalog) -> Finding:
