@@ -439,3 +439,59 @@ def test_newer_python_syntax_names_the_python_that_parses_it(tmp_path):
         f"alias statement), and portlint runs on Python {running}: run portlint with a Python "
         "that parses it",
     )
+
+
+# 4. Output that cannot be broken by a file name ------------------------------------------------
+
+HOSTILE = "a|b`c\nd\x1b]0;owned\x07\x1b[31m.py"
+HOSTILE_SHOWN = "a|b`c\\nd\\x1b]0;owned\\x07\\x1b[31m.py"
+
+
+@pytest.fixture
+def hostile(tmp_path):
+    write(tmp_path / HOSTILE, CUDA)
+    return tmp_path
+
+
+def test_step_summary_escapes_pipes_backticks_and_newlines(hostile, monkeypatch):
+    summary = hostile / "summary.md"
+    monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(summary))
+    status, _, _ = check_output("github", ".", hostile)
+    assert status == 1
+    rows = [line for line in summary.read_text().splitlines() if line.startswith("| ``")]
+    assert rows == [
+        "| ``a\\|b`c\\nd\\x1b]0;owned\\x07\\x1b[31m.py:3`` | PRT102 | `.cuda()` moves the object "
+        "to a CUDA device |",
+        "| ``a\\|b`c\\nd\\x1b]0;owned\\x07\\x1b[31m.py:4`` | PRT201 | `torch.cuda.synchronize` "
+        "exists only on NVIDIA and ROCm builds; device-generic: `torch.accelerator.synchronize "
+        "(torch &gt;= 2.6)` |",
+    ]
+
+
+def test_junit_is_well_formed_xml_whatever_the_name(hostile):
+    import xml.etree.ElementTree as ET
+
+    status, out, _ = check_output("junit", ".", hostile)
+    assert status == 1
+    suites = ET.fromstring(out)
+    assert [suite.get("name") for suite in suites] == [HOSTILE_SHOWN.replace("\\n", "\n")]
+
+
+@pytest.mark.parametrize("fmt", ["text", "concise", "grouped"])
+def test_terminal_formats_show_control_characters_as_escapes(hostile, fmt):
+    status, out, err = check_output(fmt, ".", hostile)
+    assert status == 1 and err == ""
+    assert "\x1b" not in out and "\x07" not in out
+    assert HOSTILE_SHOWN in out
+
+
+def test_undecodable_file_name_is_shown_not_fatal(tmp_path):
+    name = b"caf\xe9.py"
+    with open(tmp_path.as_posix().encode() + b"/" + name, "w") as handle:
+        handle.write(CUDA)
+    proc = run_subprocess("--isolated", "--output-format", "concise", ".", cwd=tmp_path)
+    assert proc.returncode == 1 and proc.stderr == ""
+    assert proc.stdout.splitlines()[0].startswith("caf\\xe9.py:3:18: PRT102")
+    proc = run_subprocess("--isolated", "--output-format", "json", ".", cwd=tmp_path)
+    assert proc.returncode == 1 and proc.stderr == ""
+    assert json.loads(proc.stdout)[0]["path"] == "caf\udce9.py"  # as os.fsdecode reads it

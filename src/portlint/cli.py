@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import difflib
+import io
 import os
 import sys
 from collections.abc import Iterable, Sequence
@@ -26,7 +27,7 @@ from portlint.engine import lint_paths
 from portlint.fix import FixPolicy
 from portlint.model import ALL_TARGETS, FileResult, Finding, SourceFile
 from portlint.output import FORMATS, render
-from portlint.output.report import Report
+from portlint.output.report import Report, printable
 from portlint.writer import FileChanged, NotWritable, write_source
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
@@ -257,7 +258,7 @@ def collect(results: Iterable[FileResult], args: argparse.Namespace) -> RunResul
     for result in results:
         if result.internal_error:
             run.internal_errors += 1
-            sys.stderr.write(f"portlint: error: {result.path}: {result.error}\n")
+            sys.stderr.write(f"portlint: error: {printable(result.path)}: {result.error}\n")
         elif result.error and (not result.findings or args.fix or args.diff):
             warn(f"{result.path}: {result.error}")  # skipped, or left unfixed
         if result.fixed_text is None or result.source is None:
@@ -291,7 +292,7 @@ def _open_output(path: Path | None) -> tuple[TextIO, bool]:
     if path is None:
         return sys.stdout, False
     try:
-        return path.open("w", encoding="utf-8"), True
+        return path.open("w", encoding="utf-8", errors="backslashreplace"), True
     except OSError as error:
         raise UsageError(f"cannot write {path}: {error.strerror}") from None
 
@@ -314,15 +315,19 @@ def run_rule(argv: Sequence[str]) -> int:
 
 
 def info(message: str) -> None:
-    sys.stderr.write(f"portlint: {message}\n")
+    sys.stderr.write(f"portlint: {printable(message)}\n")
 
 
 def warn(message: str) -> None:
-    sys.stderr.write(f"portlint: warning: {message}\n")
+    sys.stderr.write(f"portlint: warning: {printable(message)}\n")
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
+    for stream in (sys.stdout, sys.stderr):
+        # A file name that is not valid UTF-8 must not end the run (JSON keeps it escaped).
+        if isinstance(stream, io.TextIOWrapper) and stream.errors != "backslashreplace":
+            stream.reconfigure(errors="backslashreplace")
     try:
         if argv[:1] == ["rule"]:
             return run_rule(argv[1:])
@@ -330,7 +335,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             argv = argv[1:]
         return run_check(argv)
     except (UsageError, ConfigError) as error:
-        sys.stderr.write(f"portlint: error: {error}\n")
+        sys.stderr.write(f"portlint: error: {printable(str(error))}\n")
         return EXIT_ERROR
     except KeyboardInterrupt:
         sys.stderr.write("portlint: interrupted\n")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import re
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -101,3 +102,25 @@ def fix_summary(fixable: int, hidden: int, unsafe_fixes: bool = False) -> str | 
         fix = "fix" if hidden == 1 else "fixes"
         line += f" ({hidden} hidden {fix} can be enabled with `--unsafe-fixes`)"
     return f"{line}." if fixable or hidden else None
+
+
+#: Characters a terminal acts on or that reorder text: C0 and C1 controls, DEL, bidirectional
+#: overrides and isolates, and the lone surrogates that stand for undecodable bytes in names.
+UNPRINTABLE = re.compile("[\x00-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
+NAMED_ESCAPES = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
+
+
+def _escape(match: re.Match[str]) -> str:
+    char = match.group()
+    code = ord(char)
+    if char in NAMED_ESCAPES:
+        return NAMED_ESCAPES[char]
+    if 0xDC80 <= code <= 0xDCFF:  # an undecodable byte of a file name (surrogateescape)
+        return f"\\x{code - 0xDC00:02x}"
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+
+
+def printable(text: str) -> str:
+    """``text`` with control characters shown as escapes (``\\x1b``, ``\\n``): a file name or
+    source line can never move the cursor, recolour or retitle the terminal."""
+    return UNPRINTABLE.sub(_escape, text) if UNPRINTABLE.search(text) else text

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, TextIO
 
 from portlint.model import Finding, Severity
 from portlint.output.positions import one_based
-from portlint.output.report import Report, advice_line, fix_summary
+from portlint.output.report import UNPRINTABLE, Report, advice_line, fix_summary, printable
 
 if TYPE_CHECKING:
     from rich.table import Table
@@ -37,15 +37,17 @@ def _finding_block(finding: Finding, report: Report) -> Text:
 
     span = finding.span
     block = Text()
-    block.append(f"{finding.path}:{span.line}:{one_based(span.column)}: ", style="bold")
+    block.append(f"{printable(finding.path)}:{span.line}:{one_based(span.column)}: ", style="bold")
     block.append(finding.code, style=SEVERITY_STYLE[finding.severity])
     if report.fixable(finding):
         block.append(" [*]", style="green")
-    block.append(f" {finding.message}")
+    block.append(f" {printable(finding.message)}")
     block.append(f" [{finding.severity.value}]", style="dim")
     lines = _source_lines(finding.path)
     if 0 < span.line <= len(lines):
         source = lines[span.line - 1].rstrip("\r").expandtabs(1)
+        if UNPRINTABLE.search(source):  # escapes would shift the caret: show blanks instead
+            source = UNPRINTABLE.sub(" ", source)
         gutter = str(span.line)
         width = (span.end_column if span.end_line == span.line else len(source)) - span.column
         block.append(f"\n {gutter} | ", style="blue")
@@ -112,7 +114,7 @@ def render(report: Report, stream: TextIO) -> None:
     if report.show_fixes and report.fixed:
         console.print(f"Fixed {_plural(len(report.fixed), 'finding')}:")
         for path in sorted({f.path for f in report.fixed}):
-            console.print(f"  {path}:")
+            console.print(f"  {printable(path)}:")
             counts = Counter(f.code for f in report.fixed if f.path == path)
             for code, count in sorted(counts.items()):
                 console.print(f"    {count} × {code} ({report.catalog.rules[code].name})")
