@@ -45,7 +45,13 @@ class Parser(argparse.ArgumentParser):
 def build_parser() -> argparse.ArgumentParser:
     parser = Parser(
         prog="portlint",
+        usage="portlint [check] [options] [PATHS ...]\n       portlint rule [CODE | --all]",
         description="Find CUDA-only code and say, per accelerator, how to port it.",
+        epilog="subcommands:\n"
+        "  check                 lint PATHS (the default when no subcommand is given)\n"
+        "  rule CODE             show a rule's documentation; `portlint rule --all` lists them\n"
+        "\nexit status: 0 no findings, 1 findings, 2 usage, configuration or internal error",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--version", action="version", version=f"portlint {__version__}")
     parser.add_argument("paths", nargs="*", type=Path, help="files or folders (default: .)")
@@ -66,7 +72,12 @@ def build_parser() -> argparse.ArgumentParser:
         help="how findings are printed (default: text)",
     )
     parser.add_argument("-o", "--output-file", type=Path, help="write the report to this file")
-    parser.add_argument("--statistics", action="store_true", help="count findings per rule")
+    parser.add_argument(
+        "--statistics",
+        action="store_true",
+        help="print only how many findings each rule produced (text, or json with "
+        "--output-format json)",
+    )
     parser.add_argument("--exit-zero", action="store_true", help="exit 0 even with findings")
     parser.add_argument("-q", "--quiet", action="store_true", help="print findings only")
     parser.add_argument("--config", type=Path, help="read settings from this file")
@@ -159,7 +170,12 @@ def build_rule_parser() -> argparse.ArgumentParser:
     parser = Parser(prog="portlint rule", description="Show a rule's documentation.")
     parser.add_argument("code", nargs="?", help="rule code or name, e.g. PRT201")
     parser.add_argument("--all", action="store_true", help="list every rule")
-    parser.add_argument("--output-format", choices=("text", "json"), default="text")
+    parser.add_argument(
+        "--output-format",
+        choices=("text", "json"),
+        default="text",
+        help="text for people, json for tools (default: text)",
+    )
     return parser
 
 
@@ -223,13 +239,17 @@ def run_check(argv: Sequence[str]) -> int:
             catalog=catalog,
             files_checked=len(linted),
             terminal=stream.isatty() and "NO_COLOR" not in os.environ,
-            show_statistics=args.statistics,
             fixed=fixed,
             unsafe_fixes=args.unsafe_fixes,
             show_fixes=args.show_fixes,
             quiet=args.quiet,
         )
-        render(args.output_format, report, stream)
+        if args.statistics:  # the counts only, as ruff prints them
+            from portlint.output import statistics
+
+            statistics.render(report, stream, json_format=args.output_format == "json")
+        else:
+            render(args.output_format, report, stream)
     finally:
         if close:
             stream.close()

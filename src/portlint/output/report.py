@@ -22,7 +22,6 @@ class Report:
     files_checked: int = 0
     #: Whether the stream is a terminal (colour, rich layout).
     terminal: bool = False
-    show_statistics: bool = False
     #: Findings that --fix fixed (they are no longer in ``findings``).
     fixed: list[Finding] = field(default_factory=list)
     show_fixes: bool = False

@@ -85,7 +85,7 @@ def _summary_table(report: Report) -> Table:
 
 
 def render(report: Report, stream: TextIO) -> None:
-    if not report.findings and not report.fixed and not report.show_statistics:
+    if not report.findings and not report.fixed:
         stream.write(_all_passed(report, colour=report.terminal))
         return
     from rich.console import Console
@@ -107,10 +107,6 @@ def render(report: Report, stream: TextIO) -> None:
     if findings:
         console.print(_summary_table(report))
         console.print()
-    if report.show_statistics:
-        from portlint.output import statistics
-
-        statistics.render_to(console, report)
     if report.show_fixes and report.fixed:
         console.print(f"Fixed {_plural(len(report.fixed), 'finding')}:")
         for path in sorted({f.path for f in report.fixed}):
