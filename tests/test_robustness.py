@@ -495,3 +495,13 @@ def test_undecodable_file_name_is_shown_not_fatal(tmp_path):
     proc = run_subprocess("--isolated", "--output-format", "json", ".", cwd=tmp_path)
     assert proc.returncode == 1 and proc.stderr == ""
     assert json.loads(proc.stdout)[0]["path"] == "caf\udce9.py"  # as os.fsdecode reads it
+
+
+@pytest.mark.parametrize("fmt", sorted(FORMATS))
+def test_undecodable_byte_in_a_cxx_line_is_one_column_in_every_format(tmp_path, fmt):
+    (tmp_path / "k.cu").write_bytes(b"void f(float *p) {\n  /* \xe9 */ cudaFree(p);\n}\n")
+    status, out, err = check_output(fmt, "k.cu", tmp_path)
+    assert (status, err) == (1, "")
+    if fmt == "sarif":
+        region = json.loads(out)["runs"][0]["results"][0]["locations"][0]["physicalLocation"]
+        assert region["region"]["startColumn"] == 11  # after 10 UTF-16 units: "  /* é */ "

@@ -10,7 +10,7 @@ import sys
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TextIO
+from typing import NoReturn, TextIO
 
 from portlint import __version__
 from portlint.catalog import load_catalog
@@ -38,7 +38,7 @@ class UsageError(Exception):
 
 
 class Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> None:  # one line and exit 2, as the rest of portlint
+    def error(self, message: str) -> NoReturn:  # one line and exit 2, as the rest of portlint
         raise UsageError(message)
 
 

@@ -320,7 +320,7 @@ def parse_targets(value: Any, context: str) -> tuple[str, ...]:
     items = value.split(",") if isinstance(value, str) else value
     if not isinstance(items, list | tuple) or not items:
         raise ConfigError(f"{context} must be a list of targets from: {', '.join(ALL_TARGETS)}")
-    chosen = []
+    chosen: list[str] = []
     for item in items:
         name = str(item).strip().lower()
         if name == "all":  # every accelerator; host targets (arm64) only when named

@@ -59,7 +59,7 @@ def comment_style(path: str) -> str | None:
 
 def python_uncommentable_lines(text: str) -> set[int]:
     """Lines a comment cannot be appended to: inside a multi-line token, or continued by ``\\``."""
-    blocked = set()
+    blocked: set[int] = set()
     try:
         for token in tokenize.generate_tokens(io.StringIO(text).readline):
             if token.start[0] < token.end[0] and token.type not in (tokenize.NEWLINE, tokenize.NL):

@@ -11,8 +11,8 @@ from portlint.output.report import Report, printable
 
 def render(report: Report, stream: TextIO) -> None:
     findings = report.sorted_findings()
-    for path, in_file in groupby(findings, key=lambda f: f.path):
-        in_file = list(in_file)
+    for path, group in groupby(findings, key=lambda f: f.path):
+        in_file = list(group)
         stream.write(f"{printable(path)}:\n")
         width = max(len(f"{f.span.line}:{one_based(f.span.column)}") for f in in_file)
         for finding in in_file:

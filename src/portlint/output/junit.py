@@ -31,8 +31,8 @@ def render(report: Report, stream: TextIO) -> None:
     if not findings:
         suite = ET.SubElement(suites, "testsuite", name="portlint", tests="1", failures="0")
         ET.SubElement(suite, "testcase", name="no findings", classname="portlint")
-    for path, in_file in groupby(findings, key=lambda f: f.path):
-        in_file = list(in_file)
+    for path, group in groupby(findings, key=lambda f: f.path):
+        in_file = list(group)
         shown = xml_text(report.relative_path(path))
         suite = ET.SubElement(
             suites, "testsuite", name=shown, tests=str(len(in_file)), failures=str(len(in_file))
