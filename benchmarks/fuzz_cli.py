@@ -16,6 +16,7 @@ with more than one stderr line, and any file changed by a run without ``--fix``.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import random
 import shutil
@@ -146,6 +147,15 @@ def snapshot(root: Path) -> dict[str, tuple[str, bytes | None]]:
     return state
 
 
+def cleanup(tree: Path) -> None:
+    for folder, dirs, files in os.walk(tree):
+        for name in dirs + files:
+            path = Path(folder, name)
+            if not path.is_symlink():
+                path.chmod(0o700)
+    shutil.rmtree(tree)
+
+
 def run(args: list[str], cwd: Path, timeout: float) -> tuple[int | None, str, float]:
     start = time.perf_counter()
     try:
@@ -181,6 +191,10 @@ def main() -> int:
     parser.add_argument("--per-run", type=int, default=25)
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--timeout", type=float, default=60.0)
+    parser.add_argument("--keep", type=Path, help="copy the trees that fail into this folder")
+    parser.add_argument(
+        "--start", type=int, default=0, help="generate but do not run the first START inputs"
+    )
     args = parser.parse_args()
     rng = random.Random(args.seed)
     pool = seeds()
@@ -200,6 +214,10 @@ def main() -> int:
             before = snapshot(tree)
             fmt = rng.choice(FORMATS)
             extra = ["--max-file-size", "2k"] if rng.random() < 0.2 else []
+            if made <= args.start:
+                cleanup(tree)
+                continue
+            failed = len(failures)
             for fixing in (False, True):
                 flags = ["--fix"] if fixing else []
                 status, stderr, seconds = run(
@@ -221,12 +239,10 @@ def main() -> int:
                     changed += len(diff)
                     if diff:
                         failures.append(f"{tree.name}: changed without --fix: {sorted(diff)[:5]}")
-            for folder, dirs, files in os.walk(tree):
-                for name in dirs + files:
-                    path = Path(folder, name)
-                    if not path.is_symlink():
-                        path.chmod(0o700)
-            shutil.rmtree(tree)
+            if args.keep and len(failures) > failed:
+                with contextlib.suppress(shutil.Error):  # sockets and pipes are not copied
+                    shutil.copytree(tree, args.keep / tree.name, symlinks=True, dirs_exist_ok=True)
+            cleanup(tree)
     finally:
         shutil.rmtree(work, ignore_errors=True)
     crashes = sum("hang" not in f and "changed" not in f for f in failures)

@@ -505,3 +505,16 @@ def test_undecodable_byte_in_a_cxx_line_is_one_column_in_every_format(tmp_path, 
     if fmt == "sarif":
         region = json.loads(out)["runs"][0]["results"][0]["locations"][0]["physicalLocation"]
         assert region["region"]["startColumn"] == 11  # after 10 UTF-16 units: "  /* é */ "
+
+
+# Found by benchmarks/fuzz_cli.py ----------------------------------------------------------------
+
+
+def test_dockerfile_cut_off_after_and_and_is_no_internal_error(tmp_path):
+    write(
+        tmp_path / "Dockerfile",
+        "FROM pytorch/pytorch:2.3.0-cuda12.1-cudnn8-devel\nRUN apt-get update &&",
+    )
+    status, out, err = check_output("concise", "Dockerfile", tmp_path)
+    assert (status, err) == (1, "")
+    assert out.startswith("Dockerfile:1:6: PRT901 ")

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 
 from portlint.config import Configurations, Settings
 from portlint.deploy.files import deploy_language
+from portlint.languages import LANGUAGES
 
 if TYPE_CHECKING:
     import pathspec
@@ -46,14 +47,8 @@ DEFAULT_EXCLUDES = (
     "thrust",
 )
 
-#: File suffix -> language name. Analysers register by language name.
-LANGUAGE_BY_SUFFIX = {
-    ".py": "python",
-    ".pyi": "python",
-    **dict.fromkeys(
-        (".cu", ".cuh", ".cpp", ".cc", ".cxx", ".c++", ".h", ".hpp", ".hh", ".hip"), "cxx"
-    ),
-}
+#: File suffix -> language name (the analyser's), from the languages table.
+LANGUAGE_BY_SUFFIX = {suffix: language.analyser for suffix, language in LANGUAGES.items()}
 
 
 @dataclass(frozen=True)

@@ -21,6 +21,7 @@ from portlint.catalog import Catalog, load_catalog
 from portlint.config import Settings
 from portlint.discover import Candidate, matches_glob
 from portlint.fix import MAX_ROUNDS, FixPolicy, apply_fixes
+from portlint.languages import is_python_path
 from portlint.model import FileResult, Finding, SourceFile, Span
 from portlint.suppress import (
     UNUSED_SUPPRESSION,
@@ -38,7 +39,6 @@ PARALLEL_THRESHOLD = 12
 BINARY_SNIFF = 8192
 #: Findings about the input itself: with them present, no suppression can be judged unused.
 INPUT_PROBLEMS = ("PRT001", "PRT002")
-PYTHON_SUFFIXES = (".py", ".pyi")
 
 
 @dataclass(frozen=True)
@@ -238,7 +238,7 @@ def unused_suppression_findings(
     def enabled(prefix: str) -> bool:
         return any(settings.is_enabled(code) for code in catalog.rules if code.startswith(prefix))
 
-    python = Path(source.path).suffix.lower() in PYTHON_SUFFIXES
+    python = is_python_path(source.path)
     found = []
     for suppression, codes in unused_suppressions(source.text, used, enabled, python):
         what = ", ".join(codes) if all(codes) else "it"
