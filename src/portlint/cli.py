@@ -25,6 +25,7 @@ from portlint.config import (
 from portlint.discover import Walker
 from portlint.engine import lint_paths
 from portlint.fix import FixPolicy
+from portlint.gitdiff import MODES
 from portlint.model import ALL_TARGETS, FileResult, Finding, SourceFile
 from portlint.output import FORMATS, render
 from portlint.output.report import Report, printable
@@ -113,7 +114,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     review.add_argument(
         "--diff-mode",
-        choices=("added", "context", "file"),
+        choices=MODES,
         help="with --diff-base: added lines (default), lines near a change, or changed files",
     )
     review.add_argument("--baseline", type=Path, metavar="FILE", help="hide findings in FILE")

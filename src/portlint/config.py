@@ -61,9 +61,6 @@ class Settings:
     def is_enabled(self, code: str) -> bool:
         return rule_enabled(code, self.select + self.extend_select, self.ignore)
 
-    def min_torch_tuple(self) -> tuple[int, ...]:
-        return version_tuple(self.min_torch)
-
 
 def with_project_facts(settings: Settings, project: Path | None = None) -> Settings:
     """Settings completed from the project's own declarations in ``project`` (default: the

@@ -145,7 +145,6 @@ def read_source(path: Path, language: str, max_size: int | None = None) -> Sourc
         encoding="utf-8" if encoding == "utf-8-sig" else encoding,
         bom=bom,
         newline=_newline_of(text),
-        mtime_ns=stat.st_mtime_ns,
         digest=content_digest(raw),
     )
 

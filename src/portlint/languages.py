@@ -15,7 +15,7 @@ from pathlib import Path
 class Language:
     #: The engine's analyser for the language (``engine.ANALYSERS``).
     analyser: str
-    #: How a suppression comment is written: ``"#"`` (``# noqa: PRT101``) or ``"//"``
+    #: How a suppression comment is written: ``"#"`` (a ``noqa`` comment) or ``"//"``
     #: (``// NOLINT(portlint-PRT701)``).
     comment: str
     #: The tree-sitter grammar that parses it, if any (``portlint.cxx.parsing``).
@@ -62,10 +62,6 @@ LANGUAGES: dict[str, Language] = {
 
 def language_by_suffix(suffix: str) -> Language | None:
     return LANGUAGES.get(suffix.lower())
-
-
-def suffixes_of(analyser: str) -> tuple[str, ...]:
-    return tuple(s for s, language in LANGUAGES.items() if language.analyser == analyser)
 
 
 def is_python_path(path: str) -> bool:

@@ -115,7 +115,6 @@ class SourceFile:
     encoding: str = "utf-8"
     bom: bool = False
     newline: str = "\n"
-    mtime_ns: int = 0
     #: ``writer.content_digest`` of the bytes read: a file is written back only if it still
     #: holds them ("changed since read" is decided by content, not by modification time).
     digest: str = ""
