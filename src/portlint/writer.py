@@ -155,6 +155,8 @@ def remove_leftovers(folder: Path) -> int:
 def _process_alive(pid: int) -> bool:
     if pid == os.getpid():
         return False  # this run never leaves one behind while it runs
+    if os.name != "posix":
+        return True  # os.kill(pid, 0) would end the process on Windows: leave the file
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
