@@ -72,6 +72,17 @@ def test_torch_pin_of_the_files_project_decides_the_fix(project):
     assert snapshot(project)["proj/gen/b.py"] == before["proj/gen/b.py"]
 
 
+def test_torch_pin_of_a_project_without_portlint_settings_applies_too(tmp_path):
+    write(
+        tmp_path / "lib" / "pyproject.toml",
+        '[project]\nname = "l"\ndependencies = ["torch>=2.1"]\n',
+    )
+    path = write(tmp_path / "lib" / "pkg" / "a.py", CUDA)
+    status, _, err = run_cli("--fix", "lib", cwd=tmp_path)
+    assert (status, err) == (0, "")
+    assert "_portlint_device" in path.read_text() and "torch.accelerator" not in path.read_text()
+
+
 def test_nested_configuration_wins_over_the_outer_one(project):
     write(project / "proj" / "sub" / "portlint.toml", 'target = ["mps"]\n')
     write(project / "proj" / "sub" / "c.py", CUDA)
@@ -439,6 +450,10 @@ def test_newer_python_syntax_names_the_python_that_parses_it(tmp_path):
         f"alias statement), and portlint runs on Python {running}: run portlint with a Python "
         "that parses it",
     )
+    # requires-python comes from the file's project, found from outside it too
+    write(tmp_path / "pyproject.toml", '[project]\nname = "p"\nrequires-python = ">=3.12"\n')
+    status, out, _ = run_cli("--output-format", "concise", tmp_path.name, cwd=tmp_path.parent)
+    assert "3.12 (a `type` alias statement) (the project requires Python >=3.12), and" in out
 
 
 # 4. Output that cannot be broken by a file name ------------------------------------------------

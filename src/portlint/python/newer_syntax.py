@@ -43,13 +43,15 @@ def newer_python(line: str, running: tuple[int, int] | None = None) -> str | Non
     return None
 
 
-def syntax_error_note(line: str) -> str:
-    """What to add to a syntax error's message: which Python parses the line, if a newer one."""
+def syntax_error_note(line: str, requires_python: str | None = None) -> str:
+    """What to add to a syntax error's message: which Python parses the line, if a newer one,
+    and the project's own ``requires-python`` when it declares one."""
     needed = newer_python(line)
     if needed is None:
         return ""
     running = ".".join(map(str, sys.version_info[:2]))
+    declared = f" (the project requires Python {requires_python})" if requires_python else ""
     return (
-        f"; this is syntax of {needed}, and portlint runs on Python {running}: "
+        f"; this is syntax of {needed}{declared}, and portlint runs on Python {running}: "
         "run portlint with a Python that parses it"
     )
