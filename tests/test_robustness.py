@@ -374,7 +374,7 @@ def test_fifos_are_skipped_before_opening(tmp_path):
         "portlint: warning: pipe.py: not a regular file (a named pipe); skipped\n"
     )
     named = run_subprocess("--isolated", "pipe.py", "nosuffix", "Dockerfile", cwd=tmp_path)
-    assert named.returncode == 0
+    assert (named.returncode, named.stdout) == (0, "All checks passed (0 files checked).\n")
     assert named.stderr == (
         "portlint: warning: nosuffix: not a file type portlint checks; skipped\n"
         "portlint: warning: pipe.py: not a regular file (a named pipe); skipped\n"

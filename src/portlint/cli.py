@@ -238,7 +238,7 @@ def run_check(argv: Sequence[str]) -> int:
             findings=findings,
             targets=report_targets(configurations),
             catalog=catalog,
-            files_checked=len(linted),
+            files_checked=len(linted) - run.skipped,
             terminal=stream.isatty() and "NO_COLOR" not in os.environ,
             fixed=fixed,
             unsafe_fixes=args.unsafe_fixes,
@@ -271,6 +271,8 @@ class RunResults:
     internal_errors: int = 0
     #: Files whose fixes could not be written (their findings are all still reported).
     not_written: int = 0
+    #: Files not linted at all (named pipes, sockets, devices).
+    skipped: int = 0
 
 
 def collect(results: Iterable[FileResult], args: argparse.Namespace) -> RunResults:
@@ -282,6 +284,7 @@ def collect(results: Iterable[FileResult], args: argparse.Namespace) -> RunResul
             sys.stderr.write(f"portlint: error: {printable(result.path)}: {result.error}\n")
         elif result.error and (not result.findings or args.fix or args.diff):
             warn(f"{result.path}: {result.error}")  # skipped, or left unfixed
+            run.skipped += not result.findings
         if result.fixed_text is None or result.source is None:
             run.findings.extend(result.findings)
             continue
