@@ -156,8 +156,12 @@ def load_catalog() -> Catalog:
     return Catalog(rules_dir())
 
 
-class LazyCatalog:
-    """The catalogue, loaded on first use: a run that reports nothing never parses it."""
+class LazyCatalog(Catalog):
+    """The catalogue, loaded on first use: a run that reports nothing never parses it. Its
+    methods are Catalog's; the data they read comes from the loaded catalogue."""
+
+    def __init__(self) -> None:  # nothing loaded until an attribute is read
+        pass
 
     def __getattr__(self, name: str) -> Any:
         return getattr(load_catalog(), name)

@@ -3,31 +3,33 @@
 from __future__ import annotations
 
 import argparse
+import io
 import os
 import sys
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TextIO
+from typing import TYPE_CHECKING, Any, NoReturn, TextIO
 
 from portlint import __version__
 from portlint.catalog import LazyCatalog, load_catalog, rules_dir
 from portlint.config import (
     ConfigError,
+    Configurations,
+    Overrides,
     Settings,
-    find_config,
-    load_settings,
     parse_rocm_version,
     parse_selectors,
+    parse_size,
     parse_targets,
-    with_inferred_min_torch,
 )
 from portlint.discover import Walker
 from portlint.engine import lint_paths
 from portlint.fix import FixPolicy
-from portlint.model import FileResult, Finding, SourceFile
+from portlint.gitdiff import MODES
+from portlint.model import ALL_TARGETS, FileResult, Finding, SourceFile
 from portlint.output import FORMATS, render
-from portlint.output.report import Report
+from portlint.output.report import Report, printable
 
 if TYPE_CHECKING:
     from portlint.cache import Cache
@@ -39,32 +41,39 @@ class UsageError(Exception):
     pass
 
 
-class Formatter(argparse.HelpFormatter):
-    """argparse's, without its ``import shutil`` (which loads bz2 and lzma) on every run."""
+class Formatter(argparse.RawDescriptionHelpFormatter):
+    """argparse's (descriptions and epilogs kept as written), without its ``import shutil``
+    (which loads bz2 and lzma) on every run."""
 
     def __init__(self, prog: str) -> None:
         try:
             columns = int(os.environ["COLUMNS"])
         except (KeyError, ValueError):
+            stream = sys.__stdout__
             try:
-                columns = os.get_terminal_size(sys.__stdout__.fileno()).columns
-            except (AttributeError, ValueError, OSError):
+                columns = os.get_terminal_size(stream.fileno()).columns if stream else 80
+            except (ValueError, OSError):
                 columns = 80
         super().__init__(prog, width=max(columns - 2, 20))
 
 
 class Parser(argparse.ArgumentParser):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, formatter_class=Formatter, **kwargs)
+        super().__init__(*args, **{**kwargs, "formatter_class": Formatter})
 
-    def error(self, message: str) -> None:  # one line and exit 2, as the rest of portlint
+    def error(self, message: str) -> NoReturn:  # one line and exit 2, as the rest of portlint
         raise UsageError(message)
 
 
 def build_parser() -> argparse.ArgumentParser:
     parser = Parser(
         prog="portlint",
+        usage="portlint [check] [options] [PATHS ...]\n       portlint rule [CODE | --all]",
         description="Find CUDA-only code and say, per accelerator, how to port it.",
+        epilog="subcommands:\n"
+        "  check                 lint PATHS (the default when no subcommand is given)\n"
+        "  rule CODE             show a rule's documentation; `portlint rule --all` lists them\n"
+        "\nexit status: 0 no findings, 1 findings, 2 usage, configuration or internal error",
     )
     parser.add_argument("--version", action="version", version=f"portlint {__version__}")
     parser.add_argument("paths", nargs="*", type=Path, help="files or folders (default: .)")
@@ -91,11 +100,21 @@ def build_parser() -> argparse.ArgumentParser:
         help="how findings are printed (default: text)",
     )
     parser.add_argument("-o", "--output-file", type=Path, help="write the report to this file")
-    parser.add_argument("--statistics", action="store_true", help="count findings per rule")
+    parser.add_argument(
+        "--statistics",
+        action="store_true",
+        help="print only how many findings each rule produced (text, or json with "
+        "--output-format json)",
+    )
     parser.add_argument("--exit-zero", action="store_true", help="exit 0 even with findings")
     parser.add_argument("-q", "--quiet", action="store_true", help="print findings only")
     parser.add_argument("--config", type=Path, help="read settings from this file")
     parser.add_argument("--isolated", action="store_true", help="ignore every configuration file")
+    parser.add_argument(
+        "--max-file-size",
+        metavar="SIZE",
+        help='files larger than this get one "too large" finding (default: 10MB)',
+    )
     parser.add_argument(
         "--force-exclude",
         action="store_true",
@@ -131,7 +150,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     review.add_argument(
         "--diff-mode",
-        choices=("added", "context", "file"),
+        choices=MODES,
         help="with --diff-base: added lines (default), lines near a change, or changed files",
     )
     review.add_argument("--baseline", type=Path, metavar="FILE", help="hide findings in FILE")
@@ -178,7 +197,7 @@ def run_review(
                 warn(problem)
             counts = f"{added.files} files ({added.skipped} skipped)"
             info(f"Added {added.added} noqa directives to {counts}.")
-            return findings, EXIT_CLEAN
+            return findings, EXIT_FINDINGS if added.problems else EXIT_CLEAN
     except (pipeline.BaselineError, pipeline.GitError) as error:
         raise UsageError(str(error)) from None
     return findings, None
@@ -188,47 +207,51 @@ def build_rule_parser() -> argparse.ArgumentParser:
     parser = Parser(prog="portlint rule", description="Show a rule's documentation.")
     parser.add_argument("code", nargs="?", help="rule code or name, e.g. PRT201")
     parser.add_argument("--all", action="store_true", help="list every rule")
-    parser.add_argument("--output-format", choices=("text", "json"), default="text")
+    parser.add_argument(
+        "--output-format",
+        choices=("text", "json"),
+        default="text",
+        help="text for people, json for tools (default: text)",
+    )
     return parser
 
 
-def resolve_settings(args: argparse.Namespace) -> Settings:
-    if args.isolated:
-        settings = Settings()
-    elif args.config is not None:
-        if not args.config.is_file():
-            raise ConfigError(f"{args.config}: config file not found")
-        settings = load_settings(args.config)
-    else:
-        found = find_config(Path.cwd())
-        settings = load_settings(found) if found else Settings()
-    changes = {}
-    if args.target:
-        changes["targets"] = parse_targets(args.target, "--target")
-    if args.rocm_version:
-        changes["rocm_version"] = parse_rocm_version(args.rocm_version, "--rocm-version")
-    if args.select:
-        changes["select"] = parse_selectors(args.select, "--select")
-    if args.ignore:
-        changes["ignore"] = settings.ignore + parse_selectors(args.ignore, "--ignore")
-    if args.extend_select:
-        changes["extend_select"] = settings.extend_select + parse_selectors(
-            args.extend_select, "--extend-select"
-        )
-    settings = replace(settings, **changes)
-    return settings if args.isolated else with_inferred_min_torch(settings)
+def resolve_configurations(args: argparse.Namespace) -> Configurations:
+    overrides = Overrides(
+        targets=parse_targets(args.target, "--target") if args.target else None,
+        select=parse_selectors(args.select, "--select") if args.select else None,
+        ignore=parse_selectors(args.ignore, "--ignore") if args.ignore else (),
+        extend_select=(
+            parse_selectors(args.extend_select, "--extend-select") if args.extend_select else ()
+        ),
+        max_file_size=(
+            parse_size(args.max_file_size, "--max-file-size") if args.max_file_size else None
+        ),
+        rocm_version=(
+            parse_rocm_version(args.rocm_version, "--rocm-version") if args.rocm_version else None
+        ),
+    )
+    return Configurations(config=args.config, isolated=args.isolated, overrides=overrides)
+
+
+def report_targets(configurations: Configurations) -> tuple[str, ...]:
+    """The targets the run's files were checked for, in the usual order."""
+    used = {t for settings in configurations.all() for t in settings.targets}
+    used.update(configurations.default.targets)
+    return tuple(t for t in ALL_TARGETS if t in used)
 
 
 def run_check(argv: Sequence[str]) -> int:
     args = build_parser().parse_args(argv)
     reviewing = check_review_flags(args)  # a usage error must stop the run before any --fix
-    settings = resolve_settings(args)
+    configurations = resolve_configurations(args)
+    settings = configurations.default
     paths = args.paths or [Path(".")]
     missing = [str(p) for p in paths if not p.exists()]
     if missing:
         raise UsageError(f"no such file or directory: {', '.join(missing)}")
     catalog = LazyCatalog()  # a clean run's report needs no rule: nothing to parse
-    walker = Walker(settings, respect_gitignore=not args.no_respect_gitignore)
+    walker = Walker(configurations, respect_gitignore=not args.no_respect_gitignore)
     candidates = list(walker.walk(paths, force_exclude=args.force_exclude))
     for candidate in candidates:
         if candidate.language == "unknown":
@@ -261,21 +284,28 @@ def run_check(argv: Sequence[str]) -> int:
     try:
         report = Report(
             findings=findings,
-            targets=settings.targets,
+            targets=report_targets(configurations),
             catalog=catalog,
-            files_checked=len(linted),
+            files_checked=len(linted) - run.skipped,
             terminal=stream.isatty() and "NO_COLOR" not in os.environ,
-            show_statistics=args.statistics,
             fixed=fixed,
+            unsafe_fixes=args.unsafe_fixes,
             show_fixes=args.show_fixes,
             quiet=args.quiet,
         )
-        render(args.output_format, report, stream)
+        if args.statistics:  # the counts only, as ruff prints them
+            from portlint.output import statistics
+
+            statistics.render(report, stream, json_format=args.output_format == "json")
+        else:
+            render(args.output_format, report, stream)
     finally:
         if close:
             stream.close()
     if run.internal_errors:
         return EXIT_ERROR
+    if run.not_written:
+        return EXIT_FINDINGS  # even with --exit-zero: the run did not do what it was asked
     if findings and not args.exit_zero:
         return EXIT_FINDINGS
     return EXIT_CLEAN
@@ -310,31 +340,41 @@ class RunResults:
     fixed: list[Finding] = field(default_factory=list)
     diffs: list[str] = field(default_factory=list)
     internal_errors: int = 0
+    #: Files whose fixes could not be written (their findings are all still reported).
+    not_written: int = 0
+    #: Files not linted at all (named pipes, sockets, devices).
+    skipped: int = 0
 
 
 def collect(results: Iterable[FileResult], args: argparse.Namespace) -> RunResults:
     """Gather the findings; write fixed files (or their diffs with --diff); report problems."""
     run = RunResults()
     for result in results:
-        run.findings.extend(result.findings)
         if result.internal_error:
             run.internal_errors += 1
-            sys.stderr.write(f"portlint: error: {result.path}: {result.error}\n")
-        elif result.error and result.fixed_text is None and (args.fix or args.diff):
-            warn(f"{result.path}: {result.error}")
+            sys.stderr.write(f"portlint: error: {printable(result.path)}: {result.error}\n")
+        elif result.error and (not result.findings or args.fix or args.diff):
+            warn(f"{result.path}: {result.error}")  # skipped, or left unfixed
+            run.skipped += not result.findings
         if result.fixed_text is None or result.source is None:
+            run.findings.extend(result.findings)
             continue
         if args.diff:
             run.diffs.append(unified_diff(result.source, result.fixed_text))
         else:
             # Imported here (tempfile, shutil): a check run writes nothing.
-            from portlint.writer import FileChanged, write_source
+            from portlint.writer import FileChanged, NotWritable, write_source
 
             try:
                 write_source(result.source, result.fixed_text)
-            except (FileChanged, OSError) as error:
-                warn(f"{result.path}: not fixed: {error}")
+            except (FileChanged, NotWritable, OSError) as error:
+                # Nothing lost: the file keeps every finding it had, and the run fails.
+                reason = error.strerror if isinstance(error, OSError) else str(error)
+                warn(f"{result.path}: not fixed: {reason or error}")
+                run.findings.extend(result.findings_before_fix or result.findings)
+                run.not_written += 1
                 continue
+        run.findings.extend(result.findings)
         run.fixed.extend(result.fixes_applied)
     return run
 
@@ -352,7 +392,7 @@ def _open_output(path: Path | None) -> tuple[TextIO, bool]:
     if path is None:
         return sys.stdout, False
     try:
-        return path.open("w", encoding="utf-8"), True
+        return path.open("w", encoding="utf-8", errors="backslashreplace"), True
     except OSError as error:
         raise UsageError(f"cannot write {path}: {error.strerror}") from None
 
@@ -375,15 +415,19 @@ def run_rule(argv: Sequence[str]) -> int:
 
 
 def info(message: str) -> None:
-    sys.stderr.write(f"portlint: {message}\n")
+    sys.stderr.write(f"portlint: {printable(message)}\n")
 
 
 def warn(message: str) -> None:
-    sys.stderr.write(f"portlint: warning: {message}\n")
+    sys.stderr.write(f"portlint: warning: {printable(message)}\n")
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
+    for stream in (sys.stdout, sys.stderr):
+        # A file name that is not valid UTF-8 must not end the run (JSON keeps it escaped).
+        if isinstance(stream, io.TextIOWrapper) and stream.errors != "backslashreplace":
+            stream.reconfigure(errors="backslashreplace")
     try:
         if argv[:1] == ["rule"]:
             return run_rule(argv[1:])
@@ -391,7 +435,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             argv = argv[1:]
         return run_check(argv)
     except (UsageError, ConfigError) as error:
-        sys.stderr.write(f"portlint: error: {error}\n")
+        sys.stderr.write(f"portlint: error: {printable(str(error))}\n")
         return EXIT_ERROR
     except KeyboardInterrupt:
         sys.stderr.write("portlint: interrupted\n")

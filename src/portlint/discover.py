@@ -9,8 +9,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from portlint.config import Settings
+from portlint.config import Configurations, Settings
 from portlint.deploy.files import deploy_language
+from portlint.languages import LANGUAGES
 
 if TYPE_CHECKING:
     import pathspec
@@ -49,14 +50,8 @@ DEFAULT_EXCLUDES = (
     "thrust",
 )
 
-#: File suffix -> language name. Analysers register by language name.
-LANGUAGE_BY_SUFFIX = {
-    ".py": "python",
-    ".pyi": "python",
-    **dict.fromkeys(
-        (".cu", ".cuh", ".cpp", ".cc", ".cxx", ".c++", ".h", ".hpp", ".hh", ".hip"), "cxx"
-    ),
-}
+#: File suffix -> language name (the analyser's), from the languages table.
+LANGUAGE_BY_SUFFIX = {suffix: language.analyser for suffix, language in LANGUAGES.items()}
 
 
 @dataclass(frozen=True)
@@ -77,14 +72,38 @@ def language_of(path: Path) -> str | None:
 
 
 class Walker:
-    def __init__(self, settings: Settings, respect_gitignore: bool = True) -> None:
-        self.settings = settings
+    """Files to lint under the given paths, each with the settings of its closest configuration
+    (whose excludes apply to it, relative to that configuration's folder)."""
+
+    def __init__(self, settings: Settings | Configurations, respect_gitignore: bool = True) -> None:
+        self.configurations = settings if isinstance(settings, Configurations) else None
+        self.settings = settings if isinstance(settings, Settings) else settings.default
         self.respect_gitignore = respect_gitignore
-        patterns = (*settings.exclude, *settings.extend_exclude)
-        self.exclude = _gitignore_spec(patterns) if patterns else None
         self._explicit_root: Path | None = None
         self._ignore_cache: dict[Path, pathspec.GitIgnoreSpec | None] = {}
-        self._root = os.path.join(str(settings.root.absolute()), "")
+        self._exclude_cache: dict[int, tuple[pathspec.GitIgnoreSpec | None, str]] = {}
+        self._settings_by_folder: dict[str, Settings] = {}
+
+    def settings_for(self, path: Path | str) -> Settings:
+        """The settings of the file at ``path`` (absolute), found once per folder."""
+        if self.configurations is None:
+            return self.settings
+        folder = os.path.dirname(str(path))
+        settings = self._settings_by_folder.get(folder)
+        if settings is None:
+            settings = self.configurations.for_folder(Path(folder))
+            self._settings_by_folder[folder] = settings
+        return settings
+
+    def _exclude_spec(self, settings: Settings) -> tuple[pathspec.GitIgnoreSpec | None, str]:
+        """The excludes of ``settings`` and the folder (with a trailing separator) they are
+        relative to."""
+        key = id(settings)
+        if key not in self._exclude_cache:
+            patterns = (*settings.exclude, *settings.extend_exclude)
+            spec = _gitignore_spec(patterns) if patterns else None
+            self._exclude_cache[key] = (spec, os.path.join(str(settings.root.absolute()), ""))
+        return self._exclude_cache[key]
 
     def is_excluded(self, path: Path, is_dir: bool) -> bool:
         return self._excluded(str(path), path.name, is_dir, None)
@@ -93,9 +112,10 @@ class Walker:
         """``full`` is absolute; ``ignores`` are the .gitignore specs of its folder, when known."""
         if is_dir and name in DEFAULT_EXCLUDES:
             return True
-        if self.exclude is not None:
-            relative = _relative_posix(full, self._root)
-            if relative and self.exclude.match_file(relative + ("/" if is_dir else "")):
+        exclude, root = self._exclude_spec(self.settings_for(full))
+        if exclude is not None:
+            relative = _relative_posix(full, root)
+            if relative and exclude.match_file(relative + ("/" if is_dir else "")):
                 return True
         return self.respect_gitignore and self._gitignored(full, is_dir, ignores)
 
@@ -156,7 +176,7 @@ class Walker:
             key = str(given.absolute())
             if key not in seen:
                 seen.add(key)
-                yield Candidate(given, language, explicit=True)
+                yield Candidate(given, language, explicit=True, settings=self.settings_for(key))
 
     def _walk_dir(self, absolute: Path, shown: Path, seen: set[str]) -> Iterator[Candidate]:
         # A folder named on the command line is linted even if a .gitignore above it excludes it;
@@ -193,7 +213,9 @@ class Walker:
                 if full in seen:
                     continue
                 seen.add(full)
-                yield Candidate(Path(shown_prefix + prefix + name), language)
+                yield Candidate(
+                    Path(shown_prefix + prefix + name), language, settings=self.settings_for(full)
+                )
 
 
 def _gitignore_spec(lines: list[str] | tuple[str, ...]) -> pathspec.GitIgnoreSpec:

@@ -17,12 +17,14 @@ import tokenize
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, replace
 from pathlib import Path
+from stat import S_ISBLK, S_ISCHR, S_ISDIR, S_ISFIFO, S_ISREG, S_ISSOCK
 from typing import TYPE_CHECKING
 
 from portlint.catalog import Catalog, load_catalog
 from portlint.config import Settings
 from portlint.discover import Candidate, matches_glob
 from portlint.fix import MAX_ROUNDS, FixPolicy, apply_fixes
+from portlint.languages import is_python_path
 from portlint.model import FileResult, Finding, SourceFile, Span
 from portlint.suppress import (
     UNUSED_SUPPRESSION,
@@ -48,7 +50,6 @@ IN_FLIGHT_PER_WORKER = 2
 BINARY_SNIFF = 8192
 #: Findings about the input itself: with them present, no suppression can be judged unused.
 INPUT_PROBLEMS = ("PRT001", "PRT002")
-PYTHON_SUFFIXES = (".py", ".pyi")
 
 
 @dataclass(frozen=True)
@@ -107,21 +108,39 @@ class UnreadableFile(Exception):
     """The file cannot be read or decoded; the message is one line for the user."""
 
 
-def read_source(path: Path, language: str) -> SourceFile:
-    raw, stat = read_bytes(path)
-    return decode_source(path, raw, language, stat.st_mtime_ns)
+class NotRegularFile(Exception):
+    """A FIFO, socket or device: never opened (a FIFO would block the run); skipped."""
 
 
-def read_bytes(path: Path) -> tuple[bytes, os.stat_result]:
+def read_source(path: Path, language: str, max_size: int | None = None) -> SourceFile:
+    """The file's text, decoded, with the digest that ``--fix`` and ``--add-noqa`` compare before
+    writing. Raises ``NotRegularFile`` before opening anything that is not a regular file, and
+    ``UnreadableFile`` (one line) when it cannot be linted: unreadable, larger than ``max_size``
+    bytes, binary, UTF-16, or not in its declared encoding."""
+    raw, _ = read_bytes(path, max_size)
+    return decode_source(path, raw, language, digest=True)
+
+
+def read_bytes(path: Path, max_size: int | None = None) -> tuple[bytes, os.stat_result]:
     try:
-        raw = path.read_bytes()
         stat = path.stat()
+        if not S_ISREG(stat.st_mode):
+            raise NotRegularFile(f"not a regular file ({_file_kind(stat.st_mode)}); skipped")
+        if max_size is not None and stat.st_size > max_size:
+            raise UnreadableFile(
+                f"file too large ({stat.st_size:,} bytes, more than max-file-size "
+                f"{max_size:,}); not analysed"
+            )
+        raw = path.read_bytes()
     except OSError as error:
         raise UnreadableFile(f"cannot read: {error.strerror or error}") from None
     return raw, stat
 
 
-def decode_source(path: Path, raw: bytes, language: str, mtime_ns: int = 0) -> SourceFile:
+def decode_source(path: Path, raw: bytes, language: str, digest: bool = False) -> SourceFile:
+    """``digest``: keep a digest of ``raw`` (only a run that writes files needs one)."""
+    if raw.startswith(UTF16_BOMS) or _looks_like_utf16(raw[:BINARY_SNIFF]):
+        raise UnreadableFile("UTF-16 is not supported; save the file as UTF-8")
     if b"\0" in raw[:BINARY_SNIFF]:
         raise UnreadableFile("binary file (contains NUL bytes)")
     bom = raw.startswith(b"\xef\xbb\xbf")
@@ -148,8 +167,40 @@ def decode_source(path: Path, raw: bytes, language: str, mtime_ns: int = 0) -> S
         encoding="utf-8" if encoding == "utf-8-sig" else encoding,
         bom=bom,
         newline=_newline_of(text),
-        mtime_ns=mtime_ns,
+        digest=_content_digest(raw) if digest else "",
     )
+
+
+#: UTF-32 and UTF-16 byte order marks (UTF-32 LE starts with the UTF-16 LE one).
+UTF16_BOMS = (b"\xff\xfe", b"\xfe\xff", b"\x00\x00\xfe\xff")
+
+
+def _looks_like_utf16(head: bytes) -> bool:
+    """UTF-16 without a BOM: mostly ASCII text with a NUL in every other byte."""
+    if len(head) < 4 or b"\0" not in head:
+        return False
+    even, odd = head[0::2], head[1::2]
+    return any(
+        half.count(0) >= 0.9 * len(half) and other.count(0) == 0
+        for half, other in ((even, odd), (odd, even))
+    )
+
+
+def _file_kind(mode: int) -> str:
+    kinds = (
+        (S_ISFIFO, "a named pipe"),
+        (S_ISSOCK, "a socket"),
+        (S_ISCHR, "a character device"),
+        (S_ISBLK, "a block device"),
+        (S_ISDIR, "a folder"),
+    )
+    return next((name for test, name in kinds if test(mode)), "a special file")
+
+
+def _content_digest(raw: bytes) -> str:
+    from portlint.writer import content_digest  # hashlib: only runs that write need it
+
+    return content_digest(raw)
 
 
 def _newline_of(text: str) -> str:
@@ -214,7 +265,7 @@ def unused_suppression_findings(
     def enabled(prefix: str) -> bool:
         return any(settings.is_enabled(code) for code in catalog.rules if code.startswith(prefix))
 
-    python = Path(source.path).suffix.lower() in PYTHON_SUFFIXES
+    python = is_python_path(source.path)
     found = []
     for suppression, codes in unused_suppressions(source.text, used, enabled, python):
         what = ", ".join(codes) if all(codes) else "it"
@@ -253,7 +304,7 @@ def fix_source(
     """Apply fixes in rounds until nothing more is fixable; the result holds what remains."""
     catalog = load_catalog()
     analyser = ANALYSERS[language]
-    current, applied = source, []
+    current, applied, before = source, [], findings
     for _ in range(MAX_ROUNDS):
         text, chosen = apply_fixes(current.text, findings, fixing)
         if not chosen:
@@ -283,7 +334,12 @@ def fix_source(
             analyse_source(current, language, catalog, settings), current, settings
         )
     return FileResult(
-        source.path, findings, fixed_text=text, fixes_applied=tuple(applied), source=source
+        source.path,
+        findings,
+        fixed_text=text,
+        fixes_applied=tuple(applied),
+        source=source,
+        findings_before_fix=before,
     )
 
 
@@ -325,7 +381,7 @@ def run_job(job: Job) -> Outcome:
     """Read, prefilter and lint one file."""
     path = Path(job.path)
     try:
-        raw, stat = read_bytes(path)
+        raw, stat = read_bytes(path, job.settings.max_file_size)
         stamp = None
         if job.stamp:
             from portlint.cache import content_hash
@@ -333,7 +389,9 @@ def run_job(job: Job) -> Outcome:
             stamp = [stat.st_mtime_ns, stat.st_size, content_hash(raw)]
             if stamp[2] == job.known_hash:
                 return None, stamp
-        source = decode_source(path, raw, job.language, stat.st_mtime_ns)
+        source = decode_source(path, raw, job.language, digest=job.fixing is not None)
+    except NotRegularFile as error:
+        return FileResult(job.path, (), error=str(error)), None
     except UnreadableFile as error:
         finding = unreadable_finding(job.path, str(error), load_catalog())
         return FileResult(job.path, (finding,), error=str(error)), None

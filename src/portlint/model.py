@@ -119,7 +119,9 @@ class SourceFile:
     encoding: str = "utf-8"
     bom: bool = False
     newline: str = "\n"
-    mtime_ns: int = 0
+    #: ``writer.content_digest`` of the bytes read: a file is written back only if it still
+    #: holds them ("changed since read" is decided by content, not by modification time).
+    digest: str = ""
 
     @property
     def lines(self) -> list[str]:
@@ -139,3 +141,6 @@ class FileResult:
     source: SourceFile | None = None
     #: ``error`` is a bug in portlint rather than a problem with the file.
     internal_error: bool = False
+    #: When fixed: the findings before the fixes, which stay reported if the file cannot be
+    #: written.
+    findings_before_fix: tuple[Finding, ...] = ()

@@ -15,28 +15,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from portlint.fix import apply_edits
+from portlint.languages import language_by_suffix
 from portlint.model import Edit, Finding, SourceFile, Span
 from portlint.suppress import NOLINT, NOQA
 from portlint.textindex import LineIndex
 
-PYTHON_SUFFIXES = frozenset({".py", ".pyi"})
-C_SUFFIXES = frozenset(
-    {
-        ".c",
-        ".h",
-        ".cc",
-        ".cpp",
-        ".cxx",
-        ".c++",
-        ".hpp",
-        ".hh",
-        ".hxx",
-        ".h++",
-        ".inl",
-        ".cu",
-        ".cuh",
-    }
-)
 #: Findings about portlint's input or its comments: a noqa would only hide a problem to fix.
 NOT_SUPPRESSED = frozenset({"PRT001", "PRT002", "PRT003"})
 
@@ -49,17 +32,16 @@ class NoqaResult:
 
 
 def comment_style(path: str) -> str | None:
-    suffix = Path(path).suffix.lower()
-    if suffix in PYTHON_SUFFIXES:
-        return "python"
-    if suffix in C_SUFFIXES:
-        return "c"
-    return None
+    """``"python"`` (``# noqa``), ``"c"`` (``// NOLINT``), or None: no directive for this file."""
+    language = language_by_suffix(Path(path).suffix)
+    if language is None:
+        return None
+    return "python" if language.comment == "#" else "c"
 
 
 def python_uncommentable_lines(text: str) -> set[int]:
     """Lines a comment cannot be appended to: inside a multi-line token, or continued by ``\\``."""
-    blocked = set()
+    blocked: set[int] = set()
     try:
         for token in tokenize.generate_tokens(io.StringIO(text).readline):
             if token.start[0] < token.end[0] and token.type not in (tokenize.NEWLINE, tokenize.NL):

@@ -19,7 +19,7 @@ from portlint.gitdiff import changed_lines, only_changed
 from portlint.model import Finding
 from portlint.noqa import add_noqa
 from portlint.repo import GitError, relative_path, repository_root
-from portlint.writer import FileChanged, write_source
+from portlint.writer import FileChanged, NotWritable, write_source
 
 __all__ = ["BaselineError", "GitError", "NoqaSummary", "ReviewOptions", "narrow", "record"]
 
@@ -76,7 +76,7 @@ def insert_noqa(findings: list[Finding]) -> NoqaSummary:
             result = add_noqa(source, in_file)
             if result.added:
                 write_source(source, result.text)
-        except (UnreadableFile, FileChanged, OSError) as error:
+        except (UnreadableFile, FileChanged, NotWritable, OSError) as error:
             summary.problems.append(f"{path}: {error}")
             continue
         summary.added += result.added

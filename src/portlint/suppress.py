@@ -105,10 +105,6 @@ def line_suppressions(line_number: int, line: str) -> Suppression | None:
     return Suppression(line_number, tuple(codes), line[start:end], start, end, tuple(owned))
 
 
-def is_suppressed(finding: Finding, suppression: Suppression | None) -> bool:
-    return suppression is not None and any(finding.code.startswith(c) for c in suppression.codes)
-
-
 def _matching_codes(finding: Finding, suppression: Suppression | None) -> list[str]:
     if suppression is None:
         return []
@@ -140,11 +136,6 @@ def check_suppressions(findings: Iterable[Finding], text: str) -> SuppressionChe
         if not matched:
             check.kept.append(finding)
     return check
-
-
-def apply_suppressions(findings: Iterable[Finding], text: str) -> list[Finding]:
-    """The findings that no comment suppresses."""
-    return check_suppressions(findings, text).kept
 
 
 def all_suppressions(text: str) -> list[Suppression]:

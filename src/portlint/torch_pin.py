@@ -31,18 +31,31 @@ def lower_bound(requirement: str) -> str | None:
     return f"{major}.{minor}"
 
 
+def _project_table(folder: Path) -> dict:
+    """``[project]`` of ``folder/pyproject.toml``; empty when absent, unreadable or mistyped."""
+    pyproject = folder / "pyproject.toml"
+    if not pyproject.is_file():
+        return {}
+    try:
+        project = tomllib.loads(pyproject.read_text(encoding="utf-8")).get("project")
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+        return {}
+    return project if isinstance(project, dict) else {}
+
+
+def requires_python(folder: Path) -> str | None:
+    """``[project] requires-python`` of the project in ``folder``, e.g. ``">=3.10"``."""
+    value = _project_table(folder).get("requires-python")
+    return value if isinstance(value, str) else None
+
+
 def infer_min_torch(folder: Path) -> tuple[str, str] | None:
     """(version, where it was read) for the project in ``folder``, or None."""
-    pyproject = folder / "pyproject.toml"
-    if pyproject.is_file():
-        try:
-            dependencies = tomllib.loads(pyproject.read_text(encoding="utf-8"))
-        except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
-            dependencies = {}
-        for requirement in dependencies.get("project", {}).get("dependencies", []) or []:
-            version = lower_bound(str(requirement))
-            if version:
-                return version, str(pyproject)
+    dependencies = _project_table(folder).get("dependencies")
+    for requirement in dependencies if isinstance(dependencies, list) else []:
+        version = lower_bound(str(requirement))
+        if version:
+            return version, str(folder / "pyproject.toml")
     for requirements in sorted(folder.glob("requirements*.txt")):
         try:
             lines = requirements.read_text(encoding="utf-8", errors="replace").splitlines()

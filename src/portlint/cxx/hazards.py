@@ -635,9 +635,10 @@ def _only_pre_maxwell(unit: Unit, root: Node) -> bool:
             minor = other.type in ("field_expression", "identifier")
             if not (minor and unit.text(other).lower().endswith("minor")):
                 thresholds.append(_integer(unit.text(side)))
-    if not thresholds or any(t is None for t in thresholds):
+    known = [t for t in thresholds if t is not None]
+    if not thresholds or len(known) != len(thresholds):
         return False
-    return all(t == 9999 or t < 5 or 10 <= t < 50 or 100 <= t < 500 for t in thresholds)
+    return all(t == 9999 or t < 5 or 10 <= t < 50 or 100 <= t < 500 for t in known)
 
 
 def _hip_macros(unit: Unit) -> tuple[str, ...]:

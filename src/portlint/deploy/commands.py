@@ -105,6 +105,8 @@ def check_arch_flags(
     table = deploy_table(rep.catalog)["nvcc_flags"]
     value = compiled(table["value"])
     tokens = [(m.group(), m.start(), m.end()) for m in re.finditer(r"\S+", word.text)]
+    if not tokens:  # an empty word: a command cut off after "&&"
+        return
     after = [t[0] for t in tokens[1:]] + [following.text if following else ""]
     previous = preceding.text if preceding else ""
     for (token, start, end), next_token in zip(tokens, after, strict=True):

@@ -56,6 +56,8 @@ def deploy_language(path: Path) -> str | None:
 def has_shell_shebang(path: Path) -> bool:
     """Whether a file starts with a shell ``#!`` line; reads at most a few bytes."""
     try:
+        if not path.is_file():  # a FIFO would block the open
+            return False
         with path.open("rb") as handle:
             head = handle.read(SHEBANG_BYTES)
     except OSError:

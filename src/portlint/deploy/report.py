@@ -49,6 +49,3 @@ class Reporter:
         line = max(line, 1)
         column = min(max(column, 0), len(self.index.line(line)))
         self.add("PRT001", Span(line, column, line, column), message)
-
-    def line_span(self, line: int, column: int, end_column: int) -> Span:
-        return Span(line, column, line, end_column)

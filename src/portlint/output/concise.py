@@ -5,15 +5,15 @@ from __future__ import annotations
 from typing import TextIO
 
 from portlint.output.positions import one_based
-from portlint.output.report import Report
+from portlint.output.report import Report, printable
 
 
 def render(report: Report, stream: TextIO) -> None:
     for finding in report.sorted_findings():
-        marker = " [*]" if finding.fix else ""
+        marker = " [*]" if report.fixable(finding) else ""
         stream.write(
-            f"{finding.path}:{finding.span.line}:{one_based(finding.span.column)}: "
-            f"{finding.code}{marker} {finding.message}\n"
+            f"{printable(finding.path)}:{finding.span.line}:{one_based(finding.span.column)}: "
+            f"{finding.code}{marker} {printable(finding.message)}\n"
         )
     count = len(report.findings)
     if count and not report.quiet:

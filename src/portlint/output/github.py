@@ -13,12 +13,13 @@ markdown summary is appended to it.
 from __future__ import annotations
 
 import os
+import re
 from collections import Counter
 from typing import TextIO
 
 from portlint.model import Finding, Severity
 from portlint.output.positions import one_based
-from portlint.output.report import Report, advice_line
+from portlint.output.report import Report, advice_line, printable
 
 LEVEL = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFO: "notice"}
 SEVERITY_ORDER = (Severity.ERROR, Severity.WARNING, Severity.INFO)
@@ -106,7 +107,7 @@ def step_summary(report: Report) -> str:
     lines += ["", "| where | rule | message |", "|---|---|---|"]
     for finding in findings[:SUMMARY_ROWS]:
         where = f"{report.relative_path(finding.path)}:{finding.span.line}"
-        lines.append(f"| `{where}` | {finding.code} | {_cell(finding.message)} |")
+        lines.append(f"| {_code_cell(where)} | {finding.code} | {_cell(finding.message)} |")
     if len(findings) > SUMMARY_ROWS:
         lines.append(f"\n{len(findings) - SUMMARY_ROWS} more not listed.")
     return "\n".join(lines) + "\n"
@@ -117,4 +118,16 @@ def _plural(count: int, word: str) -> str:
 
 
 def _cell(text: str) -> str:
-    return text.replace("|", "\\|").replace("\n", " ")
+    """Markdown table cell text: one line, no cell break, no HTML."""
+    text = printable(text).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    return text.replace("|", "\\|")
+
+
+def _code_cell(text: str) -> str:
+    """``text`` as a code span in a table cell, whatever backticks, pipes or newlines it holds:
+    the fence is longer than any run of backticks inside (CommonMark), and ``|`` is escaped
+    (GitHub splits cells before it reads code spans)."""
+    text = printable(text)
+    fence = "`" * (max((len(run) for run in re.findall("`+", text)), default=0) + 1)
+    padded = f" {text} " if text.startswith("`") or text.endswith("`") else text
+    return f"{fence}{padded}{fence}".replace("|", "\\|")

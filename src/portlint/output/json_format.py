@@ -58,6 +58,14 @@ def fix_to_json(finding: Finding) -> dict[str, Any] | None:
 
 
 def render(report: Report, stream: TextIO) -> None:
-    payload = [finding_to_json(f) for f in report.sorted_findings()]
-    json.dump(payload, stream, indent=2, ensure_ascii=False)
-    stream.write("\n")
+    """The same bytes as ``json.dump(all, indent=2)``, written one finding at a time: the report
+    never holds every finding's JSON at once."""
+    findings = report.sorted_findings()
+    if not findings:
+        stream.write("[]\n")
+        return
+    stream.write("[")
+    for index, finding in enumerate(findings):
+        item = json.dumps(finding_to_json(finding), indent=2, ensure_ascii=False)
+        stream.write(("\n  " if index == 0 else ",\n  ") + item.replace("\n", "\n  "))
+    stream.write("\n]\n")

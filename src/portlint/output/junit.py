@@ -6,12 +6,21 @@ findings is one passing test case, so the consumer still records a green result.
 
 from __future__ import annotations
 
+import re
 import xml.etree.ElementTree as ET
 from itertools import groupby
 from typing import TextIO
 
 from portlint.output.positions import one_based
-from portlint.output.report import Report
+from portlint.output.report import Report, printable
+
+#: Characters XML 1.0 does not allow, even escaped (a control character in a file name).
+XML_INVALID = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff\ud800-\udfff]")
+
+
+def xml_text(text: str) -> str:
+    """``text`` with the characters XML cannot hold shown as escapes (``\\x1b``)."""
+    return XML_INVALID.sub(lambda m: printable(m.group()), text)
 
 
 def render(report: Report, stream: TextIO) -> None:
@@ -22,9 +31,9 @@ def render(report: Report, stream: TextIO) -> None:
     if not findings:
         suite = ET.SubElement(suites, "testsuite", name="portlint", tests="1", failures="0")
         ET.SubElement(suite, "testcase", name="no findings", classname="portlint")
-    for path, in_file in groupby(findings, key=lambda f: f.path):
-        in_file = list(in_file)
-        shown = report.relative_path(path)
+    for path, group in groupby(findings, key=lambda f: f.path):
+        in_file = list(group)
+        shown = xml_text(report.relative_path(path))
         suite = ET.SubElement(
             suites, "testsuite", name=shown, tests=str(len(in_file)), failures=str(len(in_file))
         )
@@ -38,8 +47,9 @@ def render(report: Report, stream: TextIO) -> None:
                 file=shown,
                 line=str(finding.span.line),
             )
-            failure = ET.SubElement(case, "failure", message=finding.message, type=finding.code)
-            failure.text = f"{shown}:{where}: {finding.code} {finding.message}"
+            message = xml_text(finding.message)
+            failure = ET.SubElement(case, "failure", message=message, type=finding.code)
+            failure.text = f"{shown}:{where}: {finding.code} {message}"
     ET.indent(suites)
     stream.write('<?xml version="1.0" encoding="UTF-8"?>\n')
     stream.write(ET.tostring(suites, encoding="unicode"))

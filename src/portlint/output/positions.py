@@ -9,10 +9,11 @@ def one_based(column: int) -> int:
 
 
 def utf16_column(line_text: str, column: int) -> int:
-    """SARIF's default column kind counts UTF-16 code units."""
-    return len(line_text[:column].encode("utf-16-le")) // 2
+    """SARIF's default column kind counts UTF-16 code units. An undecodable byte of a C++ file
+    (read as a lone surrogate) counts as one, as the character column does."""
+    return len(line_text[:column].encode("utf-16-le", "surrogatepass")) // 2
 
 
 def utf8_column(line_text: str, column: int) -> int:
-    """reviewdog's rdjson counts UTF-8 bytes."""
-    return len(line_text[:column].encode("utf-8"))
+    """reviewdog's rdjson counts UTF-8 bytes (an undecodable byte of a C++ file: one)."""
+    return len(line_text[:column].encode("utf-8", "surrogateescape"))

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import functools
+import re
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from portlint.catalog import Catalog
 from portlint.fingerprint import Key, SourceLines, finding_keys
+from portlint.fix import FixPolicy
 from portlint.model import Advice, Finding, Status
 
 
@@ -20,12 +22,13 @@ class Report:
     files_checked: int = 0
     #: Whether the stream is a terminal (colour, rich layout).
     terminal: bool = False
-    show_statistics: bool = False
     #: Findings that --fix fixed (they are no longer in ``findings``).
     fixed: list[Finding] = field(default_factory=list)
     show_fixes: bool = False
     #: Findings only: no summary table, no closing line.
     quiet: bool = False
+    #: ``--unsafe-fixes`` was given: unsafe fixes count as fixable, not as hidden.
+    unsafe_fixes: bool = False
     #: The folder CI formats give paths relative to; found with git on first use when not set.
     root: Path | None = None
     lines: SourceLines = field(default_factory=SourceLines)
@@ -51,6 +54,16 @@ class Report:
 
     def sorted_findings(self) -> list[Finding]:
         return sorted(self.findings, key=lambda f: (f.path, f.span, f.code))
+
+    def fixable(self, finding: Finding) -> bool:
+        """Whether ``portlint --fix`` (with this run's ``--unsafe-fixes``) would fix it."""
+        return FixPolicy(unsafe=self.unsafe_fixes, targets=self.targets).allows(finding.fix)
+
+    def fix_counts(self) -> tuple[int, int]:
+        """(fixable with this run's options, hidden: fixable only with ``--unsafe-fixes``)."""
+        unsafe = FixPolicy(unsafe=True, targets=self.targets)
+        fixable = sum(1 for f in self.findings if self.fixable(f))
+        return fixable, sum(1 for f in self.findings if unsafe.allows(f.fix)) - fixable
 
     def target_summary(self) -> dict[str, Counter]:
         """target -> counts of findings by status (rename, manual, unsupported)."""
@@ -78,3 +91,35 @@ def advice_text(advice: Advice | None) -> str:
 def advice_line(finding: Finding, targets: tuple[str, ...]) -> str:
     """``rocm: ok · npu: torch.npu.synchronize · cpu: remove``"""
     return " · ".join(f"{t}: {advice_text(finding.targets.get(t))}" for t in targets)
+
+
+def fix_summary(fixable: int, hidden: int, unsafe_fixes: bool = False) -> str | None:
+    """``[*] 3 fixable with `portlint --fix` (1 hidden fix can be enabled with ...).``, as ruff."""
+    command = "portlint --fix --unsafe-fixes" if unsafe_fixes else "portlint --fix"
+    line = f"[*] {fixable} fixable with `{command}`" if fixable else "No fixes available"
+    if hidden:
+        fix = "fix" if hidden == 1 else "fixes"
+        line += f" ({hidden} hidden {fix} can be enabled with `--unsafe-fixes`)"
+    return f"{line}." if fixable or hidden else None
+
+
+#: Characters a terminal acts on or that reorder text: C0 and C1 controls, DEL, bidirectional
+#: overrides and isolates, and the lone surrogates that stand for undecodable bytes in names.
+UNPRINTABLE = re.compile("[\x00-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
+NAMED_ESCAPES = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
+
+
+def _escape(match: re.Match[str]) -> str:
+    char = match.group()
+    code = ord(char)
+    if char in NAMED_ESCAPES:
+        return NAMED_ESCAPES[char]
+    if 0xDC80 <= code <= 0xDCFF:  # an undecodable byte of a file name (surrogateescape)
+        return f"\\x{code - 0xDC00:02x}"
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+
+
+def printable(text: str) -> str:
+    """``text`` with control characters shown as escapes (``\\x1b``, ``\\n``): a file name or
+    source line can never move the cursor, recolour or retitle the terminal."""
+    return UNPRINTABLE.sub(_escape, text) if UNPRINTABLE.search(text) else text

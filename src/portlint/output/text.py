@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, TextIO
 
 from portlint.model import Finding, Severity
 from portlint.output.positions import one_based
-from portlint.output.report import Report, advice_line
+from portlint.output.report import UNPRINTABLE, Report, advice_line, fix_summary, printable
 
 if TYPE_CHECKING:
     from rich.table import Table
@@ -37,15 +37,17 @@ def _finding_block(finding: Finding, report: Report) -> Text:
 
     span = finding.span
     block = Text()
-    block.append(f"{finding.path}:{span.line}:{one_based(span.column)}: ", style="bold")
+    block.append(f"{printable(finding.path)}:{span.line}:{one_based(span.column)}: ", style="bold")
     block.append(finding.code, style=SEVERITY_STYLE[finding.severity])
-    if finding.fix:
+    if report.fixable(finding):
         block.append(" [*]", style="green")
-    block.append(f" {finding.message}")
+    block.append(f" {printable(finding.message)}")
     block.append(f" [{finding.severity.value}]", style="dim")
     lines = _source_lines(finding.path)
     if 0 < span.line <= len(lines):
         source = lines[span.line - 1].rstrip("\r").expandtabs(1)
+        if UNPRINTABLE.search(source):  # escapes would shift the caret: show blanks instead
+            source = UNPRINTABLE.sub(" ", source)
         gutter = str(span.line)
         width = (span.end_column if span.end_line == span.line else len(source)) - span.column
         block.append(f"\n {gutter} | ", style="blue")
@@ -83,7 +85,7 @@ def _summary_table(report: Report) -> Table:
 
 
 def render(report: Report, stream: TextIO) -> None:
-    if not report.findings and not report.fixed and not report.show_statistics:
+    if not report.findings and not report.fixed:
         stream.write(_all_passed(report, colour=report.terminal))
         return
     from rich.console import Console
@@ -105,28 +107,24 @@ def render(report: Report, stream: TextIO) -> None:
     if findings:
         console.print(_summary_table(report))
         console.print()
-    if report.show_statistics:
-        from portlint.output import statistics
-
-        statistics.render_to(console, report)
     if report.show_fixes and report.fixed:
         console.print(f"Fixed {_plural(len(report.fixed), 'finding')}:")
         for path in sorted({f.path for f in report.fixed}):
-            console.print(f"  {path}:")
+            console.print(f"  {printable(path)}:")
             counts = Counter(f.code for f in report.fixed if f.path == path)
             for code, count in sorted(counts.items()):
                 console.print(f"    {count} × {code} ({report.catalog.rules[code].name})")
         console.print()
     elif report.fixed:
         console.print(f"Fixed {_plural(len(report.fixed), 'finding')}.")
-    fixable = sum(1 for f in findings if f.fix)
     count = len(findings)
     files = len({f.path for f in findings})
     if count:
         line = f"Found {_plural(count, 'finding')} in {_plural(files, 'file')}"
         line += f" ({report.files_checked} checked)."
-        if fixable:
-            line += f"\n[*] {fixable} fixable with `portlint --fix`."
+        fixes = fix_summary(*report.fix_counts(), report.unsafe_fixes)
+        if fixes:
+            line += f"\n{fixes}"
         console.print(line)
     else:
         console.print(_all_passed(report, colour=False).rstrip("\n"), style="green")

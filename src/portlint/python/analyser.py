@@ -35,6 +35,7 @@ from portlint.python.guards import (
     ifexp_chain,
 )
 from portlint.python.names import function_locals, import_bindings
+from portlint.python.newer_syntax import syntax_error_note
 from portlint.python.relevance import CANDIDATE_TEXT, Relevance
 from portlint.python.tree import child_nodes, walk
 from portlint.textindex import LineIndex
@@ -243,7 +244,8 @@ def analyse_python(
     try:
         tree = ast.parse(source.text, filename=source.path)
     except SyntaxError as error:
-        return [parse_error_finding(source.path, error, index, catalog)]
+        requires = settings.requires_python if settings else None
+        return [parse_error_finding(source.path, error, index, catalog, requires)]
     except (ValueError, RecursionError) as error:  # null bytes; absurdly deep nesting
         return [_finding_at_start(source.path, f"cannot parse: {error}", catalog)]
     ctx = Context(path=source.path, text=source.text, catalog=catalog, index=index)
@@ -256,14 +258,19 @@ def analyse_python(
 
 
 def parse_error_finding(
-    path: str, error: SyntaxError, index: LineIndex, catalog: Catalog
+    path: str,
+    error: SyntaxError,
+    index: LineIndex,
+    catalog: Catalog,
+    requires_python: str | None = None,
 ) -> Finding:
     line = error.lineno or 1
     # SyntaxError.offset is 1-based and counts characters.
     column = max((error.offset or 1) - 1, 0)
     column = min(column, len(index.line(line)))
     span = Span(line, column, line, column)
-    return catalog.rules["PRT001"].finding(path, span, f"SyntaxError: {error.msg}")
+    note = syntax_error_note(index.line(line), requires_python)
+    return catalog.rules["PRT001"].finding(path, span, f"SyntaxError: {error.msg}{note}")
 
 
 def _finding_at_start(path: str, message: str, catalog: Catalog) -> Finding:

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import ast
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
-from portlint.model import Span
+from portlint.model import Advice, Span, Status
 from portlint.python.context import Context
 
 CUDA_DEVICE = re.compile(r"^cuda(:\d+)?$")
@@ -34,6 +34,8 @@ TYPE_FIRST_ARGUMENT = frozenset({"torch.autocast", "torch.amp.autocast", "torch.
 TYPE_KEYWORDS = frozenset({"device_type"})
 #: How many assignments deep a device string is followed through variables.
 FLOW_DEPTH = 3
+#: Targets with one device, whose advice has no index to keep ("mps", "cpu").
+SINGLE_DEVICE_TARGETS = ("mps", "cpu")
 
 
 @dataclass(frozen=True)
@@ -132,9 +134,26 @@ def check_device_strings(node: ast.Call, ctx: Context) -> None:
             flow = (
                 " flows through a variable into a device position" if literal.via_variable else ""
             )
-            message = f"Hard-coded CUDA device `{ctx.source(literal.node)}`{flow}"
+            text = ctx.source(literal.node)
+            message = f"Hard-coded CUDA device `{text}`{flow}"
             fix = _device_fix(node, name, argument, literal, wants_type, ctx)
-            ctx.report(literal.node, "PRT101", message, fix=fix)
+            targets = _keeping_index(ctx.catalog.rules["PRT101"].targets, text)
+            ctx.report(literal.node, "PRT101", message, targets=targets, fix=fix)
+
+
+def _keeping_index(targets, text: str) -> dict[str, Advice]:
+    """Per-target advice for a device string with an index: ``f"cuda:{rank}"`` becomes
+    ``f"npu:{rank}"``, not ``"npu"`` (which would put every rank on device 0)."""
+    if "cuda:" not in text:
+        return dict(targets)
+    return {
+        target: replace(advice, replacement=text.replace("cuda", target, 1))
+        if advice.status is Status.RENAME
+        and advice.replacement == f'"{target}"'
+        and target not in SINGLE_DEVICE_TARGETS
+        else advice
+        for target, advice in targets.items()
+    }
 
 
 def _device_fix(call, name, argument, literal: DeviceLiteral, wants_type, ctx: Context):

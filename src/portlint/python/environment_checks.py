@@ -7,7 +7,7 @@ import functools
 import re
 
 from portlint.catalog import Catalog
-from portlint.model import PORTABLE, Advice, Status
+from portlint.model import PORTABLE, TARGETS, Advice, Status
 from portlint.python.context import Context
 
 ENVIRON = "os.environ"
@@ -58,7 +58,7 @@ def tool_advice(catalog: Catalog) -> dict[str, dict[str, Advice]]:
 
 def _advice_from_row(row: dict, rocm_portable: bool) -> dict[str, Advice]:
     advice = {}
-    for target in ("rocm", "npu", "mlu", "xpu", "mps", "cpu"):
+    for target in TARGETS:
         value = row.get(target)
         if (target == "rocm" and rocm_portable) or value is None:
             advice[target] = PORTABLE

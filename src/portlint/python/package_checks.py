@@ -6,7 +6,7 @@ import ast
 import functools
 
 from portlint.catalog import Catalog
-from portlint.model import PORTABLE, Advice, Severity, Status
+from portlint.model import PORTABLE, TARGETS, Advice, Severity, Status
 from portlint.python.context import Context
 
 CUDA_EXTENSION = "torch.utils.cpp_extension.CUDAExtension"
@@ -22,7 +22,7 @@ def package_advice(catalog: Catalog) -> dict[str, dict[str, Advice]]:
     table = {}
     for module, row in catalog.table("packages").get("package", {}).items():
         advice = {}
-        for target in ("rocm", "npu", "mlu", "xpu", "mps", "cpu"):
+        for target in TARGETS:
             value = row.get(target, "")
             if value == "ok":
                 advice[target] = PORTABLE

@@ -1,0 +1,75 @@
+"""Time and peak memory of one run on one large generated file, against the file's size.
+
+    python benchmarks/big_inputs.py [--mb 1 2 4] [--format concise]
+
+For each size: a Python file of ``torch.cuda.synchronize()`` lines (one finding per 25 bytes) and a
+``.cu`` file of ``cudaMalloc`` calls, each linted in a fresh process; prints the findings, seconds
+and the process's peak resident memory, also as a multiple of the file size. A file above
+``max-file-size`` (default 10MB) is not read at all: one "file too large" finding.
+"""
+
+from __future__ import annotations
+
+import argparse
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+PYTHON_LINE = "torch.cuda.synchronize()\n"
+CUDA_LINE = "  cudaMalloc(&p, 4);\n"
+
+
+def generate(folder: Path, kind: str, megabytes: float) -> Path:
+    if kind == "python":
+        path = folder / f"big{megabytes}.py"
+        lines = int(megabytes * 1e6 / len(PYTHON_LINE))
+        path.write_text("import torch\n" + PYTHON_LINE * lines)
+    else:
+        path = folder / f"big{megabytes}.cu"
+        lines = int(megabytes * 1e6 / len(CUDA_LINE))
+        path.write_text("void f() {\n  void *p;\n" + CUDA_LINE * lines + "}\n")
+    return path
+
+
+def measure(path: Path, fmt: str) -> tuple[int, float, int]:
+    """(output lines, seconds, peak resident memory of the run in bytes; ru_maxrss is KiB)."""
+    code = (
+        "import resource, subprocess, sys\n"
+        "proc = subprocess.run(sys.argv[1:], stdout=subprocess.PIPE)\n"
+        "lines = proc.stdout.count(b'\\n')\n"
+        "print(lines, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)\n"
+    )
+    command = [sys.executable, "-m", "portlint", "--isolated", "--output-format", fmt, str(path)]
+    start = time.perf_counter()
+    out = subprocess.run(
+        [sys.executable, "-c", code, *command], capture_output=True, text=True, check=True
+    ).stdout.split()
+    seconds = time.perf_counter() - start
+    return int(out[0]), seconds, int(out[1]) * 1024
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--mb", type=float, nargs="+", default=[1.0, 2.0, 4.0])
+    parser.add_argument("--format", default="concise")
+    args = parser.parse_args()
+    print("| file | size MB | output lines | seconds | peak RSS MB | RSS / size |")
+    print("|---|---:|---:|---:|---:|---:|")
+    with tempfile.TemporaryDirectory() as folder:
+        for megabytes in args.mb:
+            for kind in ("python", "cuda"):
+                path = generate(Path(folder), kind, megabytes)
+                size = path.stat().st_size
+                lines, seconds, peak = measure(path, args.format)
+                print(
+                    f"| {path.name} | {size / 1e6:.1f} | {lines:,} | {seconds:.1f} | "
+                    f"{peak / 1e6:.0f} | {peak / size:.0f} |"
+                )
+                path.unlink()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
