@@ -137,7 +137,9 @@ def versions(hipify_root: Path) -> list[dict]:
         counts = rows.setdefault(entry.api, Counter())
         if entry.status_on(newest) is Status.RENAME:
             counts["renames"] += 1
-            if not entry.since:
+            if entry.release_unknown:
+                counts["release_unknown"] += 1
+            elif not entry.since:
                 counts["undated"] += 1
             elif hipify_since.get(entry.cuda) == entry.since or (
                 entry.since == gen.HIPBLAS_V3 and hipify_since.get(entry.cuda)
@@ -158,6 +160,7 @@ VERSION_COLUMNS = (
     ("renames", "renames"),
     ("since_hipify", "since: HIPIFY"),
     ("since_declarations", "since: oldest declarations"),
+    ("release_unknown", "release unknown (development headers only)"),
     ("undated", "no since"),
     ("stale", "deprecated or removed"),
     ("successor", "with successor"),

@@ -28,8 +28,8 @@ def rocm_findings(path, rocm_version=None):
 
 def test_default_is_the_newest_release_in_the_table():
     table = load_table(load_catalog())
-    # rocm-bindings 10.0.0.0.1.2 (ROCm 10.0.0 by its rocm/version.py) dates the newest names.
-    assert table.newest == "10.0.0"
+    # hip-python 7.2.0; the rocm-bindings (ROCm 10.0.0 but HIP 7.15) are a development build.
+    assert table.newest == "7.2.0"
     findings = rocm_findings(LIBRARIES)
     gemm = findings["cublasGemmEx"]
     assert gemm.code == "PRT701"
@@ -95,6 +95,31 @@ def test_a_name_hipify_does_not_date_carries_the_release_of_its_oldest_declarati
     )
 
 
+def test_a_name_only_development_headers_declare_has_no_release():
+    name = "CUBLASLT_EPILOGUE_RELU_AUX"
+    finding = rocm_findings(VERSIONS)[name]
+    assert finding.code == "PRT701"
+    assert finding.targets["rocm"].since is None
+    assert finding.message == (
+        "`CUBLASLT_EPILOGUE_RELU_AUX` (cuBLASLt) is `HIPBLASLT_EPILOGUE_RELU_AUX` in HIP (declared "
+        "by current HIP development headers; the first release is not known to portlint)"
+    )
+    # Unknown is not too new: no rocm-version reports it as unsupported.
+    for rocm_version in ("5.2", "7.2"):
+        assert rocm_findings(VERSIONS, rocm_version=rocm_version)[name].code == "PRT701"
+    assert rocm_json(VERSIONS)[name] == {
+        "status": "rename",
+        "replacement": "HIPBLASLT_EPILOGUE_RELU_AUX",
+    }
+
+
+def test_no_name_is_dated_by_a_development_build():
+    table = load_table(load_catalog())
+    assert not [e.cuda for e in table.names.values() if e.since == "10.0.0"]
+    unknown = [e for e in table.names.values() if e.release_unknown]
+    assert unknown and all(not e.since and e.hip for e in unknown)
+
+
 def rocm_json(path):
     """{symbol: targets.rocm} of the JSON output on ``path``."""
     status, out, _ = run_cli("--isolated", "--target", "rocm", "--output-format", "json", str(path))
@@ -114,7 +139,9 @@ def test_json_carries_a_since_dated_from_declarations():
 def test_every_rename_has_a_version_unless_no_declarations_read_name_it():
     table = load_table(load_catalog())
     undated = sorted(
-        e.cuda for e in table.names.values() if e.status is Status.RENAME and not e.since
+        e.cuda
+        for e in table.names.values()
+        if e.status is Status.RENAME and not e.since and not e.release_unknown
     )
     # NVML -> ROCm SMI answers, torch's own macro, a pointer type and rocTX's roctxMark macro:
     # no HIP declarations that are read name them.

@@ -138,12 +138,12 @@ def test_plain_words_are_left_out(tmp_path):
 def test_undated_names_get_the_oldest_release_that_declares_them():
     dated = gen.dated_declarations(
         [
-            ("10.0.0", "rocm-bindings", {"hipFoo", "hipBar", "hipBaz"}),
-            ("5.2.3", "Debian HIP 5.2.3 headers", {"hipFoo"}),
             ("6.2.0", "hip-python 6.2.0", {"hipFoo", "hipBar"}),
+            ("5.2.3", "Debian HIP 5.2.3 headers", {"hipFoo"}),
         ]
     )
-    assert [release for release, _, _ in dated] == ["5.2.3", "6.2.0", "10.0.0"]
+    assert [release for release, _, _ in dated] == ["5.2.3", "6.2.0"]
+    development = [("rocm-bindings", {"hipFoo", "hipBar", "hipBaz"})]
     names = {
         "cudaFoo": {"hip": "hipFoo", "api": "runtime"},
         "cudaBar": {"hip": "hipBar", "api": "runtime"},
@@ -152,20 +152,35 @@ def test_undated_names_get_the_oldest_release_that_declares_them():
         "cudaNone": {"hip": "", "api": "runtime"},
         "cudaUnknown": {"hip": "hipUnknown", "api": "runtime"},
     }
-    counts = gen.date_from_declarations(names, dated)
+    counts = gen.date_from_declarations(names, dated, development)
     assert [names[n].get("since") for n in names] == [
-        "5.2.3", "6.2.0", "10.0.0", "1.6.0", None, None,
+        "5.2.3", "6.2.0", None, "1.6.0", None, None,
     ]  # fmt: skip
+    # Only the development build declares hipBaz: it exists, its first release is not known.
+    assert [n for n in names if names[n].get("release_unknown")] == ["cudaBaz"]
     assert counts == {
-        "Debian HIP 5.2.3 headers": 1, "hip-python 6.2.0": 1, "rocm-bindings": 1, "undated": 1,
-    }  # fmt: skip
+        "Debian HIP 5.2.3 headers": 1,
+        "hip-python 6.2.0": 1,
+        "rocm-bindings (development build: release unknown)": 1,
+        "undated": 1,
+    }
 
 
-def test_the_bindings_release_is_read_from_their_version_module():
-    text = 'ROCM_VERSION_NAME = rocm_version_name = "10.0.0"\nHIP_VERSION_NAME = "7.15.1"\n'
-    assert gen.rocm_bindings_release(text) == "10.0.0"
+def test_a_build_whose_hip_is_not_its_rocm_release_is_a_development_build():
+    bindings = (
+        'ROCM_VERSION_NAME = rocm_version_name = "10.0.0"\n'
+        'HIP_VERSION_NAME = hip_version_name = "7.15.26333-0000000"\n'
+    )  # rocm-bindings-core 10.0.0.0.1.2's rocm/version.py
+    assert gen.rocm_and_hip_versions(bindings) == ("10.0.0", "7.15.26333")
+    assert gen.release_of(*gen.rocm_and_hip_versions(bindings)) is None
+    hip_python = (
+        'ROCM_VERSION_NAME = rocm_version_name = "7.2.0"\n'
+        'HIP_VERSION_NAME = hip_version_name = "7.2.26015-fc0010cf6a"\n'
+    )  # hip-python 7.2.0.562.43's hip/__init__.py
+    assert gen.release_of(*gen.rocm_and_hip_versions(hip_python)) == "7.2.0"
+    assert gen.release_of(gen.TRITON_HIP_ROCM, "6.2") == "6.2.4"
     with pytest.raises(SystemExit):
-        gen.rocm_bindings_release("VERSION = '1'\n")
+        gen.rocm_and_hip_versions("VERSION = '1'\n")
 
 
 HEADER = """

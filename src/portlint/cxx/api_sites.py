@@ -96,6 +96,12 @@ def report_entry(unit: Unit, entry: Entry, start: int, end: int, node, rocm) -> 
     unit.report(code, start, end, message, targets, replacement=replacement, node=node)
 
 
+#: The note for a HIP name only development headers date (``Entry.release_unknown``).
+UNKNOWN_RELEASE = (
+    "declared by current HIP development headers; the first release is not known to portlint"
+)
+
+
 def version_text(key: tuple[int, ...]) -> str:
     return ".".join(str(p) for p in key)
 
@@ -112,6 +118,8 @@ def name_message(entry: Entry, status: Status, rocm: tuple[int, ...]) -> str:
             f"ROCm {version_text(rocm)} (rocm-version)"
         )
     since = f" (ROCm {entry.since}+)" if entry.since else ""
+    if entry.release_unknown:
+        since = f" ({UNKNOWN_RELEASE})"
     later = ""
     if entry.deprecated_by(rocm):
         later = f"; deprecated since ROCm {entry.deprecated}{instead}"

@@ -4,7 +4,8 @@ minus the names too generic to mean CUDA (``[api_sites] ignore_names``).
 
 Each entry carries the ROCm versions HIPIFY records for its HIP name (added, deprecated, removed,
 experimental), so that an answer can be given for the oldest ROCm a project supports
-(``rocm-version``)."""
+(``rocm-version``). A name declared only by a development build of HIP has no ``since`` but
+``release_unknown``: it is a rename on every ``rocm-version``."""
 
 from __future__ import annotations
 
@@ -47,6 +48,8 @@ class Entry:
     roc: str = ""
     #: Why a manual entry cannot be renamed, for the message.
     note: str = ""
+    #: Declared only by current HIP development headers: the release that added it is not known.
+    release_unknown: bool = False
 
     @property
     def status(self) -> Status:
@@ -118,7 +121,7 @@ class NameTable:
     #: Library name pattern -> api: a name of that spelling missing from the table is still that
     #: library's (cuDNN), and still needs porting by hand.
     manual_patterns: tuple[tuple[re.Pattern[str], str], ...]
-    #: The newest ROCm version the table knows: the default ``rocm-version``.
+    #: The newest ROCm release the table knows: the default ``rocm-version``.
     newest: str
 
     def lookup(self, name: str) -> Entry | None:
@@ -154,6 +157,7 @@ def _entry(cuda: str, raw: dict) -> Entry:
             k: raw.get(k, "")
             for k in (*VERSION_FIELDS, "replacement", "no_successor", "roc", "note")
         },
+        release_unknown=raw.get("release_unknown", False),
     )
 
 
@@ -174,6 +178,8 @@ def _build(catalog: Catalog) -> NameTable:
     dated: dict[str, str] = {}
     for relative in TABLES:
         document = catalog.data(relative)
+        # The ROCm releases of the generator's sources (never a development build).
+        versions.update(document.get("source", {}).get("releases", ()))
         successors.update(document.get("replacements", {}))
         advice.update(document.get("no_successor", {}))
         dated.update(document.get("override_since", {}))
@@ -198,7 +204,9 @@ def _build(catalog: Catalog) -> NameTable:
             if not entry.replacement and (entry.deprecated or entry.removed) and entry.hip:
                 entry = replace(entry, replacement=successor(entry.hip))
             if not entry.since and entry.hip in dated:
-                entry = replace(entry, since=dated[entry.hip])
+                # "" = declared only by a development build: the release is not known.
+                since = dated[entry.hip]
+                entry = replace(entry, since=since, release_unknown=not since)
             if entry.no_successor:
                 # The generated table names the advice by its key in [no_successor].
                 entry = replace(entry, no_successor=advice.get(entry.no_successor, ""))
