@@ -24,6 +24,7 @@ from portlint.python import (
     environment_checks,
     package_checks,
 )
+from portlint.python.backends import backend_finding, find_backends
 from portlint.python.context import Context
 from portlint.python.fixes import FixBuilder
 from portlint.python.guards import (
@@ -246,11 +247,18 @@ def analyse_python(
         return [parse_error_finding(source.path, error, index, catalog)]
     except (ValueError, RecursionError) as error:  # null bytes; absurdly deep nesting
         return [_finding_at_start(source.path, f"cannot parse: {error}", catalog)]
+    backends = find_backends(tree, source.path, source.text.count("\n") + 1, catalog)
+    summaries = [
+        backend_finding(backend, source.path, catalog) for backend in backends if backend.summarised
+    ]
+    if any(backend.kind == "module" for backend in backends):
+        return summaries  # the whole file is the backend: nothing in it is reported
     ctx = Context(path=source.path, text=source.text, catalog=catalog, index=index)
+    ctx.backend_lines = [(backend.first_line, backend.last_line) for backend in backends]
     min_torch = (settings or Settings()).min_torch
     ctx.fixes = FixBuilder(ctx, tree, min_torch, source.newline)
     Analyser(ctx).visit(tree)
-    return ctx.findings()
+    return summaries + ctx.findings()
 
 
 def parse_error_finding(

@@ -45,6 +45,9 @@ class Context:
     parents: dict[int, ast.AST] = field(default_factory=dict)
     #: Builds fixes for this module (``portlint.python.fixes.FixBuilder``); set before the walk.
     fixes: Any = None
+    #: (first, last) lines of the CUDA and ROCm backends in the file (PRT105): nothing inside them
+    #: is reported.
+    backend_lines: list[tuple[int, int]] = field(default_factory=list)
     _reported: set[tuple[int, str]] = field(default_factory=set)
 
     def qualified_name(self, node: ast.AST) -> str | None:
@@ -78,12 +81,16 @@ class Context:
         The guard in force at ``node`` is applied when the walk is over.
         """
         key = (id(node), code)
-        if key in self._reported:
+        if key in self._reported or self.in_backend(node):
             return
         self._reported.add(key)
         rule = self.catalog.rules[code]
         chosen = targets if targets is not None else rule.targets
         self.reports.append(Report(node, rule, message, chosen, severity, fix, span))
+
+    def in_backend(self, node: ast.AST) -> bool:
+        line = getattr(node, "lineno", 0)
+        return any(first <= line <= last for first, last in self.backend_lines)
 
     def findings(self) -> list[Finding]:
         result = []
