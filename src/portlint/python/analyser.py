@@ -12,6 +12,7 @@ positions, so comments and formatting outside the edits are kept byte for byte.
 from __future__ import annotations
 
 import ast
+import re
 from collections.abc import Callable
 
 from portlint.catalog import Catalog
@@ -24,16 +25,18 @@ from portlint.python import (
     environment_checks,
     package_checks,
 )
-from portlint.python.backends import backend_finding, find_backends
+from portlint.python.backends import backend_finding, find_backends, vendor_words
 from portlint.python.context import Context
 from portlint.python.fixes import FixBuilder
 from portlint.python.guards import (
     Branch,
     Guard,
+    Vendors,
     cuda_polarity,
     handled_targets,
     if_chain,
     ifexp_chain,
+    only_targets,
 )
 from portlint.python.names import function_locals, import_bindings
 from portlint.python.relevance import CANDIDATE_TEXT, Relevance
@@ -76,10 +79,11 @@ class Analyser(ast.NodeVisitor):
         self.guard = Guard()
         self.stack: list[ast.AST] = []
         self.relevance = Relevance(ctx.text)
-        self.markers = {
+        markers = {
             target: tuple(facts.get("markers", ()))
             for target, facts in ctx.catalog.target_facts().items()
         }
+        self.vendors = Vendors(markers, vendor_words(ctx.catalog))
 
     # -- the walk --------------------------------------------------------------------------------
 
@@ -108,8 +112,21 @@ class Analyser(ast.NodeVisitor):
     visit_Constant = generic_visit
 
     def visit_many(self, nodes: list[ast.AST]) -> None:
+        """A block of statements: what follows ``if npu: return ...`` never runs on npu, and what
+        follows ``if not torch.cuda.is_available(): return`` runs only on CUDA."""
+        outer = self.guard
         for node in nodes:
             self.visit(node)
+            if _is_early_return(node):
+                covered = handled_targets(node.test, self.ctx.qualified_name, self.vendors)
+                polarity = cuda_polarity(node.test, self.ctx.qualified_name, self.ctx.cuda_flags)
+                only = only_targets(node.test, self.ctx.qualified_name, self.vendors)
+                covered |= only or frozenset()
+                self.guard = self.guard.inside(polarity == -1, covered)
+        self.guard = outer
+
+    def visit_Module(self, node: ast.Module) -> None:
+        self.visit_many(node.body)
 
     # -- names -----------------------------------------------------------------------------------
 
@@ -162,6 +179,17 @@ class Analyser(ast.NodeVisitor):
                     resolver.bind_module_assignment(target.id)
                 if cuda_polarity(value, self.ctx.qualified_name, self.ctx.cuda_flags) == 1:
                     self.ctx.cuda_flags.add(target.id)
+                elif not isinstance(value, ast.Constant):
+                    self._record_vendor_flag(target.id, value)
+
+    def _record_vendor_flag(self, name: str, value: ast.expr) -> None:
+        """``use_npu = is_npu_available()``, ``on_xpu = dev.type == "xpu"``: a later
+        ``if use_npu:`` is a branch for that vendor."""
+        targets = only_targets(value, self.ctx.qualified_name, self.vendors)
+        if targets is None and isinstance(value, ast.Compare):
+            targets = handled_targets(value, self.ctx.qualified_name, self.vendors)
+        if targets:
+            self.vendors.flags[name] = targets
 
     def visit_Attribute(self, node: ast.Attribute) -> None:
         name = self.ctx.qualified_name(node)
@@ -193,40 +221,172 @@ class Analyser(ast.NodeVisitor):
 
     def _visit_branches(self, branches: list[Branch], statement: bool) -> None:
         resolve, flags = self.ctx.qualified_name, self.ctx.cuda_flags
+        # Early-return siblings (``if cuda: return ...`` then ``if xpu: return ...``) count as
+        # branches of this chain for what they handle.
+        extra = self._early_return_siblings(branches) if statement else []
         # A branch handles a target when its test or its body names that target's API or device.
-        handled = [
-            frozenset().union(
-                *(handled_targets(n, resolve, self.markers) for n in [b.test, *b.body] if n)
-            )
-            for b in branches
-        ]
+        handled = [self._handled(b) for b in branches]
+        extra_handled = frozenset().union(*(self._handled(b) for b in extra))
         polarity = [
             cuda_polarity(b.test, resolve, flags) if b.test is not None else 0 for b in branches
         ]
         outer = self.guard
         for position, branch in enumerate(branches):
-            covered = frozenset().union(*(h for i, h in enumerate(handled) if i != position))
+            covered = frozenset().union(
+                extra_handled, *(h for i, h in enumerate(handled) if i != position)
+            )
+            only = None
+            if branch.test is not None:
+                only = only_targets(branch.test, resolve, self.vendors)
+                if only is None:  # ``dev in ("cuda", "xpu")`` handles xpu itself
+                    covered |= handled_targets(branch.test, resolve, self.vendors)
+            if any(_generic_twin(branch, other) for other in branches if other is not branch):
+                covered |= frozenset(self.vendors.markers)
             # A negated CUDA test (``if not torch.cuda.is_available()``) puts the next branch on
             # the CUDA path.
             cuda_only = polarity[position] == 1 or (position > 0 and polarity[position - 1] == -1)
             if branch.test is not None:
-                # The CUDA check itself is CUDA-only detection: False on every other vendor.
-                self.guard = outer.inside(cuda_only or polarity[position] != 0, covered)
+                # The CUDA check itself is CUDA-only detection: False on every other vendor,
+                # unless the branch refuses to run (``if device.type != "cuda": raise``).
+                detection = polarity[position] != 0 and not _refuses(branch)
+                self.guard = outer.inside(cuda_only or detection, covered)
                 self.visit(branch.test)
-            self.guard = outer.inside(cuda_only, covered)
+            self.guard = outer.inside(cuda_only, covered, only)
             self.visit_many(branch.body)
         self.guard = outer
+
+    def _handled(self, branch: Branch) -> frozenset[str]:
+        resolve = self.ctx.qualified_name
+        nodes = [branch.test, *branch.body] if branch.test is not None else branch.body
+        return frozenset().union(*(handled_targets(n, resolve, self.vendors) for n in nodes))
+
+    def _early_return_siblings(self, branches: list[Branch]) -> list[Branch]:
+        """The other ``if X: return`` statements of a chain without ``else``, and the statements
+        after the chain (its fall-through arm)."""
+        if len(branches) != 1 or len(self.stack) < 2:
+            return []
+        node, parent = self.stack[-1], self.stack[-2]
+        block = next((v for v in vars(parent).values() if isinstance(v, list) and node in v), None)
+        if block is None:
+            return []
+        index = block.index(node)
+
+        leaves = _is_early_return(node)
+
+        def partner(statement: ast.AST) -> bool:  # also ``if name is None:`` detection chains
+            return (leaves and _is_early_return(statement)) or _same_test(statement, node)
+
+        start = index
+        while start > 0 and partner(block[start - 1]):
+            start -= 1
+        end = index + 1
+        while end < len(block) and partner(block[end]):
+            end += 1
+        siblings = [Branch(s.test, list(s.body)) for s in block[start:end] if s is not node]
+        if leaves and block[end:] and all(_is_early_return(s) for s in block[start:end]):
+            siblings.append(Branch(None, list(block[end:])))
+        return siblings
+
+    def visit_Dict(self, node: ast.Dict) -> None:
+        """Dispatch keyed by device type: the ``"cuda"`` entry's siblings cover their targets."""
+        keys = [
+            k.value if isinstance(k, ast.Constant) and isinstance(k.value, str) else None
+            for k in node.keys
+        ]
+        devices = {key for key in keys if key in self.vendors.markers or key == "cuda"}
+        if "cuda" not in devices or len(devices) < 2:
+            self.generic_visit(node)
+            return
+        outer = self.guard
+        for key, key_node, value in zip(keys, node.keys, node.values, strict=True):
+            if key_node is not None:
+                self.visit(key_node)
+            if key == "cuda":
+                siblings = frozenset(k for k in devices if k != "cuda")
+                self.guard = outer.inside(False, siblings)
+            self.visit(value)
+            self.guard = outer
 
     def visit_Try(self, node: ast.Try) -> None:
         catches_import = any(_catches_import_error(handler) for handler in node.handlers)
         if catches_import:
+            vendors: set[str] = set()
             for child in node.body:
                 for inner in walk(child):
                     if isinstance(inner, ast.Import | ast.ImportFrom):
                         self.ctx.import_fallbacks.add(id(inner))
+                        vendors.update(self._imported_vendors(inner))
+            # try: import torch_npu; HAS_NPU = True -> ``if HAS_NPU:`` is an Ascend branch
+            for child in node.body if vendors else ():
+                if isinstance(child, ast.Assign) and _is_true(child.value):
+                    for target in child.targets:
+                        if isinstance(target, ast.Name):
+                            self.vendors.flags[target.id] = frozenset(vendors)
         self.generic_visit(node)
 
+    def _imported_vendors(self, node: ast.Import | ast.ImportFrom) -> set[str]:
+        modules = [a.name for a in node.names] if isinstance(node, ast.Import) else [node.module]
+        found = {self.vendors.package_target(m) for m in modules if m}
+        return {t for t in found if t is not None}
+
     visit_TryStar = visit_Try
+
+
+def _is_true(node: ast.expr) -> bool:
+    return isinstance(node, ast.Constant) and node.value is True
+
+
+TERMINATORS = (ast.Return, ast.Raise, ast.Continue, ast.Break)
+
+
+def _leaves(body: list[ast.AST]) -> bool:
+    """The block ends by leaving (return, raise, continue, break)."""
+    return bool(body) and isinstance(body[-1], TERMINATORS)
+
+
+def _is_early_return(statement: ast.AST) -> bool:
+    return isinstance(statement, ast.If) and not statement.orelse and _leaves(statement.body)
+
+
+def _same_test(statement: ast.AST, node: ast.AST) -> bool:
+    return (
+        isinstance(statement, ast.If)
+        and isinstance(node, ast.If)
+        and not statement.orelse
+        and ast.dump(statement.test) == ast.dump(node.test)
+    )
+
+
+def _refuses(branch: Branch) -> bool:
+    """``if device.type != "cuda": raise ...``: the branch refuses to run, it does not fall back."""
+    return len(branch.body) == 1 and isinstance(branch.body[0], ast.Raise)
+
+
+def _generic_twin(branch: Branch, other: Branch) -> bool:
+    """``dist.barrier(device_ids=[r]) if use_ids else dist.barrier()``: the other arm makes the
+    same call without the device-specific arguments, so every target has a working arm."""
+    if len(other.body) != 1:
+        return False
+    arm = other.body[0]
+    arm = arm.value if isinstance(arm, ast.Expr) else arm
+    if not isinstance(arm, ast.Call) or CUDA_TEXT.search(ast.unparse(arm)):
+        return False
+    function = ast.unparse(arm.func)
+    arguments = _arguments(arm)
+    return any(
+        isinstance(n, ast.Call)
+        and ast.unparse(n.func) == function
+        and arguments < _arguments(n)  # a strict subset: the device arguments dropped
+        for part in branch.body
+        for n in walk(part)
+    )
+
+
+def _arguments(call: ast.Call) -> frozenset[str]:
+    return frozenset([ast.unparse(a) for a in call.args] + [ast.unparse(k) for k in call.keywords])
+
+
+CUDA_TEXT = re.compile(r"(?i:cuda|nccl|nvidia)")
 
 
 def _catches_import_error(handler: ast.ExceptHandler) -> bool:

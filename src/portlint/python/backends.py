@@ -224,5 +224,6 @@ def backend_finding(backend: Backend, path: str, catalog: Catalog) -> Finding:
         parts.append("no backend for " + ", ".join(missing))
     if parts:
         message += ": " + "; ".join(parts)
-    symbol = backend.name
-    return rule.finding(path, backend.span, message, symbol, targets)
+    if not missing:  # every target has a backend: the summary has no target left to narrow to
+        targets = {}
+    return rule.finding(path, backend.span, message, backend.name, targets)

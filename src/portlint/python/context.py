@@ -103,8 +103,8 @@ class Context:
     def _finish(self, report: Report) -> Finding | None:
         guard = self.guards.get(id(report.node), NO_GUARD)
         targets = dict(report.targets)
-        for target in guard.covered:
-            if target in targets:
+        for target in targets:
+            if target in guard.covered or (guard.only is not None and target not in guard.only):
                 targets[target] = PORTABLE
         if guard.cuda_only and "cpu" in targets:
             targets["cpu"] = PORTABLE

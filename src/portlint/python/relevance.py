@@ -21,6 +21,9 @@ CANDIDATE_TEXT = re.compile(
     r"|NCCL|CUBLAS|NVIDIA_|flash_attn|CUDA(?:_|Extension)|nvidia(?:[._-]|\s+import)|sm_\d"
     r"|cpp_extension"
 )
+#: Words of vendor checks (``use_npu = is_npu_available()``, ``HAS_XPU = True``): an assignment
+#: on such a line is walked, so that a later ``if use_npu:`` is known as a vendor branch.
+VENDOR_TEXT = re.compile(r"(?i:npu|mlu|xpu|mps|rocm|hip|ipex|ascend|intel_extension)")
 #: Statements that are always walked: they bind names that later lines resolve through.
 ALWAYS = (ast.Import, ast.ImportFrom)
 
@@ -39,6 +42,8 @@ class Relevance:
         self.prefix = [0] * (len(starts) + 1)
         for line in range(1, len(starts) + 1):
             self.prefix[line] = self.prefix[line - 1] + (line in hits)
+        vendor_hits = {bisect.bisect_right(starts, m.start()) for m in VENDOR_TEXT.finditer(text)}
+        self.vendor_lines = frozenset(vendor_hits)
         self.flow_names: set[str] = set()
         self._flow_pattern: re.Pattern[str] | None = None
 
@@ -67,4 +72,6 @@ class Relevance:
         if decorators:
             first = min(first, *(d.lineno for d in decorators))
         last = statement.end_lineno or statement.lineno
-        return self.has_candidate(first, last) or self._uses_flow_name(first, last)
+        if self.has_candidate(first, last) or self._uses_flow_name(first, last):
+            return True
+        return isinstance(statement, ast.Assign | ast.AnnAssign) and first in self.vendor_lines
