@@ -36,6 +36,7 @@ from portlint.python.guards import (
     handled_targets,
     if_chain,
     ifexp_chain,
+    newer_torch_arm,
     only_targets,
 )
 from portlint.python.names import function_locals, import_bindings
@@ -141,6 +142,10 @@ class Analyser(ast.NodeVisitor):
 
     def visit_FunctionDef(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
         # kw_defaults holds None for a keyword-only argument without a default.
+        if node.name == "cuda" and isinstance(self.stack[-2], ast.ClassDef):
+            # an override of ``.cuda()``: its body is the CUDA implementation, and its
+            # ``super().cuda(...)`` is not a call site
+            self.ctx.backend_lines.append((node.lineno, node.end_lineno or node.lineno))
         defaults = [d for d in node.args.kw_defaults if d is not None]
         self.visit_many([*node.decorator_list, *node.args.defaults, *defaults])
         if node.returns:
@@ -231,6 +236,9 @@ class Analyser(ast.NodeVisitor):
             cuda_polarity(b.test, resolve, flags) if b.test is not None else 0 for b in branches
         ]
         outer = self.guard
+        # ``if torch >= 2.3: torch.amp.X(...) else: torch.cuda.amp.X()``: the older arm
+        newer = newer_torch_arm(branches[0].test) if len(branches) == 2 else None
+        old_arm = None if newer is None else (1 if newer else 0)
         for position, branch in enumerate(branches):
             covered = frozenset().union(
                 extra_handled, *(h for i, h in enumerate(handled) if i != position)
@@ -251,7 +259,7 @@ class Analyser(ast.NodeVisitor):
                 detection = polarity[position] != 0 and not _refuses(branch)
                 self.guard = outer.inside(cuda_only or detection, covered)
                 self.visit(branch.test)
-            self.guard = outer.inside(cuda_only, covered, only)
+            self.guard = outer.inside(cuda_only, covered, only, old_torch=position == old_arm)
             self.visit_many(branch.body)
         self.guard = outer
 

@@ -27,10 +27,25 @@ def check_torch_name(node: ast.Attribute | ast.Name, name: str, ctx: Context) ->
         _report_torch_cuda(node, name, ctx)
     elif name == "torch.version.cuda":
         ctx.report(node, "PRT601", "`torch.version.cuda` is None on ROCm and every other vendor")
-    elif name in TF32_SWITCHES:
+    elif name in TF32_SWITCHES and not _saved_or_restored(node, name, ctx):
         ctx.report(node, "PRT603", f"`{name}` only affects NVIDIA GPUs")
-    elif name in CUDNN_SWITCHES:
+    elif name in CUDNN_SWITCHES and not _saved_or_restored(node, name, ctx):
         ctx.report(node, "PRT604", f"`{name}` has no effect outside NVIDIA and ROCm")
+
+
+def _saved_or_restored(node: ast.AST, name: str, ctx: Context) -> bool:
+    """``old = cudnn.benchmark`` ... ``cudnn.benchmark = old``: only the change in between is
+    reported, not the read that saves the flag nor the write that restores it."""
+    parent = ctx.parents.get(id(node))
+    if not isinstance(parent, ast.Assign):
+        return False
+    if parent.value is node:
+        names = [t.id for t in parent.targets if isinstance(t, ast.Name)]
+        for saved in names:
+            ctx.saved_switches[saved] = name
+        return bool(names)
+    value = parent.value
+    return isinstance(value, ast.Name) and ctx.saved_switches.get(value.id) == name
 
 
 def _report_torch_cuda(node: ast.AST, name: str, ctx: Context) -> None:
@@ -44,6 +59,9 @@ def _report_torch_cuda(node: ast.AST, name: str, ctx: Context) -> None:
         ctx.report(node, "PRT201", message)
         return
     entry = torch_cuda_api(ctx.catalog).entry(member)
+    guard = ctx.guards.get(id(node))
+    if guard is not None and guard.old_torch and entry.generic:
+        entry = entry.without_generic()  # the older torch of a version test has no such form
     if entry.rule == "PRT602":
         message = f"`torch.cuda.{member}` answers in NVIDIA compute-capability terms"
     else:

@@ -45,9 +45,11 @@ class Context:
     parents: dict[int, ast.AST] = field(default_factory=dict)
     #: Builds fixes for this module (``portlint.python.fixes.FixBuilder``); set before the walk.
     fixes: Any = None
-    #: (first, last) lines of the CUDA and ROCm backends in the file (PRT105): nothing inside them
-    #: is reported.
+    #: (first, last) lines of the CUDA and ROCm backends in the file (PRT105) and of ``def cuda``
+    #: overrides: nothing inside them is reported.
     backend_lines: list[tuple[int, int]] = field(default_factory=list)
+    #: Local name -> the cuDNN/TF32 switch its value was read from (``old = ...benchmark``).
+    saved_switches: dict[str, str] = field(default_factory=dict)
     _reported: set[tuple[int, str]] = field(default_factory=set)
 
     def qualified_name(self, node: ast.AST) -> str | None:

@@ -165,6 +165,9 @@ def check_cuda_method(node: ast.Call, ctx: Context) -> None:
         return
     if ctx.qualified_name(func) is not None:
         return  # a module attribute such as torch.cuda, not a method call
+    receiver = func.value
+    if isinstance(receiver, ast.Call) and getattr(receiver.func, "id", None) == "super":
+        return  # super().cuda(...) inside a ``def cuda`` override: not a call site
     message = "`.cuda()` moves the object to a CUDA device"
     tail = attribute_tail_span(node, ctx)
     fix = ctx.fixes.cuda_method(node, tail) if ctx.fixes else None
@@ -174,10 +177,12 @@ def check_cuda_method(node: ast.Call, ctx: Context) -> None:
 def check_is_cuda(node: ast.Attribute, ctx: Context) -> None:
     if node.attr != "is_cuda" or not isinstance(node.ctx, ast.Load):
         return
+    parent = ctx.parents.get(id(node))
+    if isinstance(parent, ast.Call) and parent.func is node:
+        return  # ``platform.is_cuda()``: a method of the caller's own, not the tensor attribute
     message = "`.is_cuda` is False on every accelerator but NVIDIA and ROCm"
     fix = None
     if ctx.fixes:
-        parent = ctx.parents.get(id(node))
         fix = ctx.fixes.is_cuda(node, parenthesise=not _takes_a_test(parent, node))
     ctx.report(node, "PRT103", message, span=attribute_tail_span(node, ctx), fix=fix)
 

@@ -30,6 +30,8 @@ CUDA_CHECKS = frozenset(
 GENERIC_MARKERS = ("torch.accelerator", "torch.get_device_module")
 
 
+#: ``"cuda"``, ``"cuda:0"``; not a backend spec such as ``"cuda:nccl,cpu:gloo"``.
+CUDA_DEVICE_TEXT = re.compile(r"cuda(:\d+)?")
 #: ``is_npu_available``, ``is_torch_xpu_available``, ``is_rocm``, ``has_mlu``: a vendor predicate.
 PREDICATE = re.compile(r"(?:is|has|use)_(?:torch_)?([a-z]+)(?:_available)?", re.IGNORECASE)
 
@@ -42,15 +44,23 @@ class Guard:
     covered: frozenset[str] = frozenset()
     #: The only targets that can reach the node (``elif is_npu_available():`` -> npu), or None.
     only: frozenset[str] | None = None
+    #: In the arm of a torch-version test that runs on the older torch: no newer form exists.
+    old_torch: bool = False
 
     def inside(
-        self, cuda_only: bool, covered: frozenset[str], only: frozenset[str] | None = None
+        self,
+        cuda_only: bool,
+        covered: frozenset[str],
+        only: frozenset[str] | None = None,
+        old_torch: bool = False,
     ) -> Guard:
         if only is None:
             only = self.only
         elif self.only is not None:
             only = only & self.only
-        return Guard(self.cuda_only or cuda_only, self.covered | covered, only)
+        return Guard(
+            self.cuda_only or cuda_only, self.covered | covered, only, self.old_torch or old_torch
+        )
 
 
 @dataclass
@@ -178,7 +188,7 @@ def _compare_polarity(test: ast.Compare, resolve: Resolve) -> int:
 
 def _is_cuda_string(node: ast.expr) -> bool:
     if isinstance(node, ast.Constant) and isinstance(node.value, str):
-        return node.value == "cuda" or node.value.startswith("cuda:")
+        return CUDA_DEVICE_TEXT.fullmatch(node.value) is not None
     if isinstance(node, ast.Tuple | ast.List | ast.Set):
         return any(_is_cuda_string(element) for element in node.elts)
     return False
@@ -260,3 +270,41 @@ def _module_target(name: str, vendors: Vendors) -> frozenset[str] | None:
         if target != "rocm" and any(name.startswith(m + ".") for m in names):
             return frozenset({target})
     return None
+
+
+#: ``_TORCH_GREATER_EQUAL_2_4``, ``TORCH_VERSION_AT_LEAST_2_3``; ``TORCH_LESS_THAN_2``.
+NEWER_FLAG = re.compile(r"(?i)torch\w*(greater|_ge_|_gte_|at_least|newer|after)")
+OLDER_FLAG = re.compile(r"(?i)torch\w*(less|_lt_|older|before)")
+
+
+def newer_torch_arm(test: ast.expr) -> bool | None:
+    """For a torch-version test: True when its body runs on the newer torch, False when on the
+    older one; None when the test is not a version test."""
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        inner = newer_torch_arm(test.operand)
+        return None if inner is None else not inner
+    if isinstance(test, ast.Name | ast.Attribute):
+        name = test.id if isinstance(test, ast.Name) else test.attr
+        if NEWER_FLAG.search(name):
+            return True
+        return False if OLDER_FLAG.search(name) else None
+    if isinstance(test, ast.Call):
+        name = _call_name(test) or ""
+        ops = [a.value for a in test.args if isinstance(a, ast.Constant)]
+        if "version" in name.lower() and "torch" in name.lower() and ops:
+            return _newer_operator(str(ops[0]), version_on_left=True)
+        return None
+    if isinstance(test, ast.Compare) and len(test.ops) == 1:
+        left = "version" in ast.unparse(test.left).lower()
+        right = "version" in ast.unparse(test.comparators[0]).lower()
+        if left == right or "torch" not in ast.unparse(test).lower():
+            return None
+        symbol = {ast.Gt: ">", ast.GtE: ">=", ast.Lt: "<", ast.LtE: "<="}.get(type(test.ops[0]))
+        return _newer_operator(symbol, version_on_left=left) if symbol else None
+    return None
+
+
+def _newer_operator(symbol: str, version_on_left: bool) -> bool | None:
+    if symbol not in (">", ">=", "<", "<="):
+        return None
+    return symbol.startswith(">") == version_on_left

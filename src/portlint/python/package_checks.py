@@ -46,6 +46,7 @@ def _match_package(module: str, table: dict[str, dict[str, Advice]]) -> str | No
 
 def check_import(node: ast.Import | ast.ImportFrom, ctx: Context) -> None:
     table = package_advice(ctx.catalog)
+    seen: set[str] = set()  # one finding per package per statement, not one per imported name
     for alias in node.names:
         if isinstance(node, ast.Import):
             module = alias.name
@@ -54,8 +55,9 @@ def check_import(node: ast.Import | ast.ImportFrom, ctx: Context) -> None:
         else:
             continue
         package = _match_package(module, table)
-        if package is None:
+        if package is None or package in seen:
             continue
+        seen.add(package)
         fallback = id(node) in ctx.import_fallbacks
         severity = Severity.WARNING if fallback else None
         message = f"`{package}` needs an NVIDIA GPU"

@@ -8,7 +8,7 @@ names ``torch.npu``, ``torch.mlu``, ``torch.xpu`` and ``torch.mps`` really expor
 from __future__ import annotations
 
 import functools
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from portlint.catalog import Catalog
@@ -37,6 +37,17 @@ class ApiEntry:
     cpu_remove: bool = False
     #: ... or reads this value instead (``cpu_value``, e.g. 0 for memory counters).
     cpu_value: str | None = None
+
+    def without_generic(self) -> ApiEntry:
+        """This entry for code that runs on a torch older than the generic form: no rename to
+        it, no fix."""
+        targets = {
+            target: Advice(Status.UNSUPPORTED, None, f"torch.{target} has no {self.name}")
+            if advice.replacement == self.generic
+            else advice
+            for target, advice in self.targets.items()
+        }
+        return replace(self, targets=targets, generic=None, since=None, vendors=())
 
     def generic_text(self) -> str:
         if not self.generic:
