@@ -148,8 +148,16 @@ class Analyser(ast.NodeVisitor):
             self.ctx.backend_lines.append((node.lineno, node.end_lineno or node.lineno))
         defaults = [d for d in node.args.kw_defaults if d is not None]
         self.visit_many([*node.decorator_list, *node.args.defaults, *defaults])
+        # ``-> torch.cuda.Stream``: an annotation runs nothing (info)
+        outer = self.guard
+        self.guard = outer.inside(False, frozenset(), info=True)
+        arguments = node.args
+        every = [*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs]
+        every += [a for a in (arguments.vararg, arguments.kwarg) if a is not None]
+        self.visit_many([a.annotation for a in every if a.annotation is not None])
         if node.returns:
             self.visit(node.returns)
+        self.guard = outer
         self.ctx.resolver.push(function_locals(node))
         self.visit_many(node.body)
         self.ctx.resolver.pop()
@@ -253,13 +261,23 @@ class Analyser(ast.NodeVisitor):
             # A negated CUDA test (``if not torch.cuda.is_available()``) puts the next branch on
             # the CUDA path.
             cuda_only = polarity[position] == 1 or (position > 0 and polarity[position - 1] == -1)
+            # A CUDA branch that only prints or logs (memory used, "running on GPU"): info.
+            logs = polarity[position] != 0 and _only_logs(branch)
             if branch.test is not None:
                 # The CUDA check itself is CUDA-only detection: False on every other vendor,
                 # unless the branch refuses to run (``if device.type != "cuda": raise``).
-                detection = polarity[position] != 0 and not _refuses(branch)
-                self.guard = outer.inside(cuda_only or detection, covered)
+                refuses = _refuses(branch)
+                detection = polarity[position] != 0 and not refuses
+                self.guard = outer.inside(
+                    cuda_only or detection,
+                    covered,
+                    info=logs,
+                    refuses=refuses and bool(polarity[position]),
+                )
                 self.visit(branch.test)
-            self.guard = outer.inside(cuda_only, covered, only, old_torch=position == old_arm)
+            self.guard = outer.inside(
+                cuda_only, covered, only, old_torch=position == old_arm, info=logs
+            )
             self.visit_many(branch.body)
         self.guard = outer
 
@@ -315,7 +333,28 @@ class Analyser(ast.NodeVisitor):
             self.visit(value)
             self.guard = outer
 
+    def visit_Assert(self, node: ast.Assert) -> None:
+        """``assert torch.cuda.is_available(), "needs CUDA"``: refuses to run elsewhere."""
+        outer = self.guard
+        self.guard = outer.inside(False, frozenset(), refuses=True)
+        self.visit(node.test)
+        self.guard = outer
+        if node.msg is not None:
+            self.visit(node.msg)
+
     def visit_Try(self, node: ast.Try) -> None:
+        self._try_flags(node)
+        handled = any(_handles_failures(handler) for handler in node.handlers)
+        if handled:  # ``try: torch.cuda.mem_get_info() except Exception: ...``: info
+            outer = self.guard
+            self.guard = outer.inside(False, frozenset(), info=True)
+            self.visit_many(node.body)
+            self.guard = outer
+            self.visit_many([*node.handlers, *node.orelse, *node.finalbody])
+            return
+        self.generic_visit(node)
+
+    def _try_flags(self, node: ast.Try) -> None:
         catches_import = any(_catches_import_error(handler) for handler in node.handlers)
         if catches_import:
             vendors: set[str] = set()
@@ -330,7 +369,6 @@ class Analyser(ast.NodeVisitor):
                     for target in child.targets:
                         if isinstance(target, ast.Name):
                             self.vendors.flags[target.id] = frozenset(vendors)
-        self.generic_visit(node)
 
     def _imported_vendors(self, node: ast.Import | ast.ImportFrom) -> set[str]:
         modules = [a.name for a in node.names] if isinstance(node, ast.Import) else [node.module]
@@ -395,6 +433,38 @@ def _arguments(call: ast.Call) -> frozenset[str]:
 
 
 CUDA_TEXT = re.compile(r"(?i:cuda|nccl|nvidia)")
+
+
+#: Exceptions whose handler takes care of a CUDA call failing off CUDA.
+FAILURES = frozenset(
+    {"Exception", "BaseException", "RuntimeError", "AssertionError", "AttributeError"}
+)
+LOG_CALLS = frozenset(
+    {"print", "debug", "info", "warning", "warn", "log", "write", "rank_zero_info"}
+)
+
+
+def _handles_failures(handler: ast.ExceptHandler) -> bool:
+    if handler.type is None:
+        return True
+    names = handler.type.elts if isinstance(handler.type, ast.Tuple) else [handler.type]
+    return any(
+        (n.id if isinstance(n, ast.Name) else getattr(n, "attr", None)) in FAILURES for n in names
+    )
+
+
+def _only_logs(branch: Branch) -> bool:
+    """The branch body only prints or logs."""
+    if not branch.body:
+        return False
+    for statement in branch.body:
+        if not (isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Call)):
+            return False
+        func = statement.value.func
+        name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+        if name not in LOG_CALLS and not name.endswith("print"):
+            return False
+    return True
 
 
 def _catches_import_error(handler: ast.ExceptHandler) -> bool:

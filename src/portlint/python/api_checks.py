@@ -5,6 +5,7 @@ from __future__ import annotations
 import ast
 import re
 
+from portlint.model import PORTABLE, Advice, Severity, Status
 from portlint.python.context import Context
 from portlint.python.torch_api import torch_cuda_api
 
@@ -52,11 +53,16 @@ def _report_torch_cuda(node: ast.AST, name: str, ctx: Context) -> None:
     member = name[len("torch.cuda.") :] if name != "torch.cuda" else ""
     if any(part.startswith("_") for part in member.split(".")):
         return  # private API: nothing portable to suggest
+    parent = ctx.parents.get(id(node))
+    probe = _is_probe(node, parent)
     if not member:
         message = (
             "`torch.cuda` module used directly; device-generic: `torch.get_device_module(device)`"
         )
-        ctx.report(node, "PRT201", message)
+        if probe:
+            message = "`torch.cuda` probed with hasattr/getattr; other vendors' modules differ"
+        severity = Severity.INFO if probe else None
+        ctx.report(node, "PRT201", message, targets=MODULE_TARGETS, severity=severity)
         return
     entry = torch_cuda_api(ctx.catalog).entry(member)
     guard = ctx.guards.get(id(node))
@@ -68,12 +74,33 @@ def _report_torch_cuda(node: ast.AST, name: str, ctx: Context) -> None:
         message = f"`torch.cuda.{member}` exists only on NVIDIA and ROCm builds"
     if entry.generic:
         message += f"; device-generic: `{entry.generic_text()}`"
+    if entry.behaviour_text():
+        message += f" ({entry.behaviour_text()})"
     fix = None
     if ctx.fixes is not None:
         parent = ctx.parents.get(id(node))
         call = parent if isinstance(parent, ast.Call) and parent.func is node else None
         fix = ctx.fixes.torch_cuda(node, entry, call)
     ctx.report(node, entry.rule, message, targets=entry.targets, severity=entry.severity, fix=fix)
+
+
+#: ``torch.cuda`` itself: each vendor has its own module; a CPU-only machine has none to use.
+MODULE_TARGETS = {
+    "rocm": PORTABLE,
+    **{t: Advice(Status.RENAME, f"torch.{t}") for t in ("npu", "mlu", "xpu", "mps")},
+    "cpu": Advice(Status.UNSUPPORTED),
+}
+
+
+def _is_probe(node: ast.AST, parent: ast.AST | None) -> bool:
+    """``hasattr(torch.cuda, "memory_stats")``, ``getattr(torch.cuda, "nvtx", None)``."""
+    return (
+        isinstance(parent, ast.Call)
+        and isinstance(parent.func, ast.Name)
+        and parent.func.id in ("hasattr", "getattr")
+        and bool(parent.args)
+        and parent.args[0] is node
+    )
 
 
 def check_capability_attribute(node: ast.Attribute, ctx: Context) -> None:

@@ -114,9 +114,13 @@ class Context:
             return None
         severity = report.severity or report.rule.severity
         message = report.message
-        if guard.cuda_only:
-            if severity is Severity.ERROR:
-                severity = Severity.WARNING
+        # An import keeps its own severity: one with a fallback is a warning (PRT501).
+        if guard.info and not isinstance(report.node, ast.alias):
+            severity = Severity.INFO
+        if guard.refuses:  # ``assert torch.cuda.is_available()``: it stops everywhere else
+            severity = Severity.ERROR
+        elif guard.cuda_only and severity is not Severity.INFO:
+            severity = Severity.WARNING
             skipped = [t for t, a in targets.items() if not a.portable and t != "rocm"]
             if skipped:
                 message += " (" + GUARDED_NOTE.format(targets=", ".join(skipped)) + ")"

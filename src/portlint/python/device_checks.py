@@ -6,7 +6,7 @@ import ast
 import re
 from dataclasses import dataclass
 
-from portlint.model import Span
+from portlint.model import PORTABLE, Span
 from portlint.python.context import Context
 
 CUDA_DEVICE = re.compile(r"^cuda(:\d+)?$")
@@ -212,11 +212,16 @@ def check_device_type_comparison(node: ast.Compare, ctx: Context) -> None:
     operands = [node.left, *node.comparators]
     if not any(_is_device_expression(operand) for operand in operands):
         return
+    rule = ctx.catalog.rules["PRT104"]
     for operand in operands:
         elements = (
             operand.elts if isinstance(operand, ast.Tuple | ast.List | ast.Set) else [operand]
         )
+        # ``device_type in ("cuda", "mps", "cpu")``: the targets listed beside it are handled
+        listed = {e.value for e in elements if isinstance(e, ast.Constant)}
+        targets = {t: PORTABLE if t in listed else a for t, a in rule.targets.items()}
         for element in elements:
             if isinstance(element, ast.Constant) and element.value == "cuda":
                 fix = ctx.fixes.device_type_comparison(node, element) if ctx.fixes else None
-                ctx.report(element, "PRT104", 'Device type compared with `"cuda"`', fix=fix)
+                message = 'Device type compared with `"cuda"`'
+                ctx.report(element, "PRT104", message, targets=targets, fix=fix)

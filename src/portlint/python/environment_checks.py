@@ -7,7 +7,7 @@ import functools
 import re
 
 from portlint.catalog import Catalog
-from portlint.model import PORTABLE, Advice, Status
+from portlint.model import PORTABLE, Advice, Severity, Status
 from portlint.python.context import Context
 
 ENVIRON = "os.environ"
@@ -111,8 +111,11 @@ def _tool_pattern(names: tuple[str, ...]) -> re.Pattern[str]:
 
 
 def check_tool_call(node: ast.Call, ctx: Context) -> None:
-    if ctx.qualified_name(node.func) not in COMMAND_CALLS or not node.args:
+    name = ctx.qualified_name(node.func)
+    if name not in COMMAND_CALLS or not node.args:
         return
+    # ``shutil.which("nvcc")`` only asks whether the tool is there: info
+    severity = Severity.INFO if name == "shutil.which" else None
     tools = tool_advice(ctx.catalog)
     pattern = _tool_pattern(tuple(sorted(tools)))
     command = node.args[0]
@@ -125,4 +128,4 @@ def check_tool_call(node: ast.Call, ctx: Context) -> None:
             if match:
                 tool = match.group(1)
                 message = f"`{tool}` exists only where the NVIDIA driver or toolkit is installed"
-                ctx.report(string, "PRT402", message, targets=tools[tool])
+                ctx.report(string, "PRT402", message, targets=tools[tool], severity=severity)

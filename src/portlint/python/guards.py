@@ -46,6 +46,11 @@ class Guard:
     only: frozenset[str] | None = None
     #: In the arm of a torch-version test that runs on the older torch: no newer form exists.
     old_torch: bool = False
+    #: Nothing breaks here (a try whose except handles the failure, an annotation, a branch
+    #: that only logs): info.
+    info: bool = False
+    #: In a test that refuses to run elsewhere (``assert torch.cuda.is_available()``): error.
+    refuses: bool = False
 
     def inside(
         self,
@@ -53,13 +58,20 @@ class Guard:
         covered: frozenset[str],
         only: frozenset[str] | None = None,
         old_torch: bool = False,
+        info: bool = False,
+        refuses: bool = False,
     ) -> Guard:
         if only is None:
             only = self.only
         elif self.only is not None:
             only = only & self.only
         return Guard(
-            self.cuda_only or cuda_only, self.covered | covered, only, self.old_torch or old_torch
+            self.cuda_only or cuda_only,
+            self.covered | covered,
+            only,
+            self.old_torch or old_torch,
+            self.info or info,
+            self.refuses or refuses,
         )
 
 

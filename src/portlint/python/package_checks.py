@@ -59,11 +59,34 @@ def check_import(node: ast.Import | ast.ImportFrom, ctx: Context) -> None:
             continue
         seen.add(package)
         fallback = id(node) in ctx.import_fallbacks
-        severity = Severity.WARNING if fallback else None
+        checked = not fallback and _under_availability_check(node, ctx)
+        severity = Severity.WARNING if fallback or checked else None
         message = f"`{package}` needs an NVIDIA GPU"
         if fallback:
             message += " (imported with an ImportError fallback)"
+        elif checked:
+            message += " (imported behind an availability check)"
         ctx.report(alias, "PRT501", message, targets=table[package], severity=severity)
+
+
+def _under_availability_check(node: ast.AST, ctx: Context) -> bool:
+    """``if is_bnb_available(): import bitsandbytes``: only imported where it is installed."""
+    current = ctx.parents.get(id(node))
+    while current is not None:
+        if isinstance(current, ast.If) and _checks_availability(current.test):
+            return True
+        current = ctx.parents.get(id(current))
+    return False
+
+
+def _checks_availability(test: ast.expr) -> bool:
+    for node in ast.walk(test):
+        if isinstance(node, ast.Call):
+            func = node.func
+            name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+            if name == "find_spec" or (name.startswith("is_") and name.endswith("_available")):
+                return True
+    return False
 
 
 def check_extension_call(node: ast.Call, ctx: Context) -> None:
