@@ -258,6 +258,10 @@ class Analyser(ast.NodeVisitor):
                     covered |= handled_targets(branch.test, resolve, self.vendors)
             if any(_generic_twin(branch, other) for other in branches if other is not branch):
                 covered |= frozenset(self.vendors.markers)
+            if polarity[position] == 1 and _only_calls(branch, NVIDIA_FEATURE_CALL):
+                # ``if torch.cuda.is_available(): check_nvlink_connectivity()``: an NVIDIA
+                # feature gated on NVIDIA, correct by design
+                covered |= frozenset(self.vendors.markers)
             # A negated CUDA test (``if not torch.cuda.is_available()``) puts the next branch on
             # the CUDA path.
             cuda_only = polarity[position] == 1 or (position > 0 and polarity[position - 1] == -1)
@@ -309,6 +313,10 @@ class Analyser(ast.NodeVisitor):
         while end < len(block) and partner(block[end]):
             end += 1
         siblings = [Branch(s.test, list(s.body)) for s in block[start:end] if s is not node]
+        # ``if name is None:`` after earlier statements that try to set ``name``
+        unset = _unset_name(node.test)
+        if unset is not None:
+            siblings += [Branch(None, [s]) for s in block[:start] if _assigns(s, unset)]
         if leaves and block[end:] and all(_is_early_return(s) for s in block[start:end]):
             siblings.append(Branch(None, list(block[end:])))
         return siblings
@@ -394,6 +402,29 @@ def _is_early_return(statement: ast.AST) -> bool:
     return isinstance(statement, ast.If) and not statement.orelse and _leaves(statement.body)
 
 
+def _unset_name(test: ast.expr) -> str | None:
+    """``name is None`` or ``not name``: the name a detection chain tries to set."""
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        test = test.operand
+        return test.id if isinstance(test, ast.Name) else None
+    if (
+        isinstance(test, ast.Compare)
+        and isinstance(test.left, ast.Name)
+        and isinstance(test.ops[0], ast.Is)
+        and isinstance(test.comparators[0], ast.Constant)
+        and test.comparators[0].value is None
+    ):
+        return test.left.id
+    return None
+
+
+def _assigns(statement: ast.AST, name: str) -> bool:
+    return any(
+        isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Store)
+        for n in walk(statement)
+    )
+
+
 def _same_test(statement: ast.AST, node: ast.AST) -> bool:
     return (
         isinstance(statement, ast.If)
@@ -453,8 +484,13 @@ def _handles_failures(handler: ast.ExceptHandler) -> bool:
     )
 
 
-def _only_logs(branch: Branch) -> bool:
-    """The branch body only prints or logs."""
+#: A function named for an NVIDIA-only feature: ``check_nvlink_connectivity``.
+NVIDIA_FEATURE_CALL = re.compile(r"(?i)nvlink|nvidia|nvml")
+LOG_CALL = re.compile(r"(?:print|debug|info|warning|warn|log|write)$")
+
+
+def _only_calls(branch: Branch, pattern: re.Pattern[str]) -> bool:
+    """The branch body only makes calls whose function name matches ``pattern``."""
     if not branch.body:
         return False
     for statement in branch.body:
@@ -462,9 +498,14 @@ def _only_logs(branch: Branch) -> bool:
             return False
         func = statement.value.func
         name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
-        if name not in LOG_CALLS and not name.endswith("print"):
+        if not pattern.search(name):
             return False
     return True
+
+
+def _only_logs(branch: Branch) -> bool:
+    """The branch body only prints or logs."""
+    return _only_calls(branch, LOG_CALL)
 
 
 def _catches_import_error(handler: ast.ExceptHandler) -> bool:

@@ -226,11 +226,7 @@ def handled_targets(expr: ast.AST, resolve: Resolve, vendors: Vendors) -> frozen
             handled.update(_compared_vendors(node, vendors))
         if isinstance(node, ast.Name) and node.id in vendors.flags:
             handled.update(vendors.flags[node.id])
-        elif isinstance(node, ast.Attribute) and node.attr[:1].isupper():
-            # enum members: RNGType.NPU, DistributedType.MULTI_XPU
-            vendor = vendor_of(node.attr, vendors.words)
-            if vendor in markers:
-                handled.add(vendor)
+
         if isinstance(node, ast.Attribute | ast.Name):
             name = resolve(node)
             if name is None:
@@ -249,10 +245,14 @@ def _compared_vendors(node: ast.Compare, vendors: Vendors) -> set[str]:
     for operand in (node.left, *node.comparators):
         several = isinstance(operand, ast.Tuple | ast.List | ast.Set)
         for element in operand.elts if several else [operand]:
+            vendor = None
             if isinstance(element, ast.Constant) and isinstance(element.value, str):
                 vendor = vendors.words.get(element.value.lower())
-                if vendor in vendors.markers:
-                    found.add(vendor)
+            elif isinstance(element, ast.Attribute) and element.attr[:1].isupper():
+                # enum members: RNGType.NPU, DistributedType.MULTI_XPU
+                vendor = vendor_of(element.attr, vendors.words)
+            if vendor in vendors.markers:
+                found.add(vendor)
     return found
 
 
@@ -263,6 +263,16 @@ def only_targets(test: ast.expr, resolve: Resolve, vendors: Vendors) -> frozense
         found = [only_targets(value, resolve, vendors) for value in test.values]
         known = [f for f in found if f is not None]
         return frozenset.intersection(*known) if known else None
+    if isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], ast.Eq):
+        # ``rng_type == RNGType.NPU``: dispatch on an enum of device types
+        for operand in (test.left, test.comparators[0]):
+            if isinstance(operand, ast.Attribute) and operand.attr[:1].isupper():
+                vendor = vendor_of(operand.attr, vendors.words)
+                if vendor == "cuda":
+                    return frozenset({"rocm"})  # selected for CUDA, which ROCm builds are
+                if vendor in vendors.markers:
+                    return frozenset({vendor})
+        return None
     if isinstance(test, ast.Call) or (isinstance(test, ast.Name) and test.id in vendors.flags):
         if isinstance(test, ast.Name):
             return vendors.flags[test.id] or None
