@@ -54,7 +54,9 @@ CHECKS: dict[type, tuple[Check, ...]] = {
         distributed_checks.check_backend_call,
         environment_checks.check_environ_call,
         environment_checks.check_tool_call,
+        environment_checks.check_tool_path,
         package_checks.check_extension_call,
+        api_checks.check_profiler_activities,
     ),
     ast.Attribute: (device_checks.check_is_cuda, api_checks.check_capability_attribute),
     ast.Compare: (
@@ -64,6 +66,8 @@ CHECKS: dict[type, tuple[Check, ...]] = {
         api_checks.check_sm_comparison,
     ),
     ast.Subscript: (environment_checks.check_environ_subscript,),
+    ast.Dict: (environment_checks.check_environ_dict,),
+    ast.Return: (environment_checks.check_tool_return,),
     ast.Import: (package_checks.check_import,),
     ast.ImportFrom: (package_checks.check_import,),
 }
@@ -159,10 +163,34 @@ class Analyser(ast.NodeVisitor):
             self.visit(node.returns)
         self.guard = outer
         self.ctx.resolver.push(function_locals(node))
+        self._record_defaults(node)
         self.visit_many(node.body)
         self.ctx.resolver.pop()
 
     visit_AsyncFunctionDef = visit_FunctionDef
+
+    def _record_defaults(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
+        """``def f(device="cuda")``: the default flows to the parameter's uses, unless the body
+        assigns the parameter (then the default may never reach them)."""
+        arguments = node.args
+        positional = [*arguments.posonlyargs, *arguments.args]
+        with_defaults = positional[len(positional) - len(arguments.defaults) :]
+        pairs = list(zip(with_defaults, arguments.defaults, strict=True))
+        keywords = zip(arguments.kwonlyargs, arguments.kw_defaults, strict=True)
+        pairs += [(a, d) for a, d in keywords if d is not None]
+        pairs = [(a, d) for a, d in pairs if self.relevance.has_candidate(d.lineno, d.lineno)]
+        if not pairs:
+            return
+        assigned = {
+            n.id
+            for statement in node.body
+            for n in walk(statement)
+            if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)
+        }
+        for argument, default in pairs:
+            if argument.arg not in assigned:
+                self.ctx.resolver.record_value(argument.arg, default)
+                self.relevance.add_flow_name(argument.arg)
 
     def visit_Lambda(self, node: ast.Lambda) -> None:
         self.ctx.resolver.push(function_locals(node))
@@ -173,6 +201,24 @@ class Analyser(ast.NodeVisitor):
         self.visit(node.value)
         self._record_assignment(node.targets, node.value)
         self.visit_many(node.targets)
+        for target in node.targets:  # args.dist_backend = "nccl"; self.device = "cuda"
+            if isinstance(target, ast.Attribute):
+                self._record_attribute(target.attr, node.value)
+
+    def _record_attribute(self, attribute: str, value: ast.expr) -> None:
+        if self.relevance.has_candidate(value.lineno, value.end_lineno or value.lineno):
+            self.ctx.attribute_values.setdefault(attribute, []).append(value)
+            self.relevance.add_flow_name(attribute)
+
+    def visit_Call(self, node: ast.Call) -> None:
+        # p.add_argument("--device", default="cuda"): args.device holds the default
+        func = node.func
+        if isinstance(func, ast.Attribute) and func.attr == "add_argument":
+            default = next((k.value for k in node.keywords if k.arg == "default"), None)
+            destination = _argument_destination(node)
+            if default is not None and destination:
+                self._record_attribute(destination, default)
+        self.generic_visit(node)
 
     def visit_AnnAssign(self, node: ast.AnnAssign) -> None:
         if node.value is not None:
@@ -384,6 +430,17 @@ class Analyser(ast.NodeVisitor):
         return {t for t in found if t is not None}
 
     visit_TryStar = visit_Try
+
+
+def _argument_destination(call: ast.Call) -> str | None:
+    """The attribute argparse stores an option under: ``--dist-backend`` -> dist_backend."""
+    for keyword in call.keywords:
+        if keyword.arg == "dest" and isinstance(keyword.value, ast.Constant):
+            return str(keyword.value.value)
+    names = [a.value for a in call.args if isinstance(a, ast.Constant) and isinstance(a.value, str)]
+    long = [n for n in names if n.startswith("--")]
+    chosen = long[0] if long else (names[0] if names else "")
+    return chosen.lstrip("-").replace("-", "_") or None
 
 
 def _is_true(node: ast.expr) -> bool:

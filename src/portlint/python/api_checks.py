@@ -26,6 +26,11 @@ def check_torch_name(node: ast.Attribute | ast.Name, name: str, ctx: Context) ->
     """One resolved ``torch.*`` name: route it to the rule that covers it."""
     if name.startswith("torch.cuda.") or name == "torch.cuda":
         _report_torch_cuda(node, name, ctx)
+    elif name.startswith(PRIVATE_BINDINGS):
+        message = f"`{name}` is a private binding of CUDA builds; no other build has it"
+        ctx.report(node, "PRT201", message, targets=PRIVATE_TARGETS)
+    elif name == PROFILER_CUDA:
+        _report_profiler_activity(node, ctx)
     elif name == "torch.version.cuda":
         ctx.report(node, "PRT601", "`torch.version.cuda` is None on ROCm and every other vendor")
     elif name in TF32_SWITCHES and not _saved_or_restored(node, name, ctx):
@@ -82,6 +87,39 @@ def _report_torch_cuda(node: ast.AST, name: str, ctx: Context) -> None:
         call = parent if isinstance(parent, ast.Call) and parent.func is node else None
         fix = ctx.fixes.torch_cuda(node, entry, call)
     ctx.report(node, entry.rule, message, targets=entry.targets, severity=entry.severity, fix=fix)
+
+
+#: ``torch._C._cuda_getDeviceCount()``: what torch.cuda calls underneath.
+PRIVATE_BINDINGS = ("torch._C._cuda_", "torch._C._cudnn", "torch._C._nccl_")
+PRIVATE_TARGETS = {
+    "rocm": PORTABLE,
+    **{t: Advice(Status.UNSUPPORTED) for t in ("npu", "mlu", "xpu", "mps", "cpu")},
+}
+PROFILER_CUDA = "torch.profiler.ProfilerActivity.CUDA"
+#: The profiler activity of each target (torch.profiler.ProfilerActivity in torch 2.13 has CPU,
+#: CUDA, XPU, MTIA, HPU; torch_npu and torch_mlu register theirs through their own profilers).
+PROFILER_TARGETS = {
+    "rocm": PORTABLE,
+    "npu": Advice(Status.MANUAL, "torch_npu.profiler.ProfilerActivity.NPU"),
+    "mlu": Advice(Status.MANUAL, "torch_mlu profiler activity"),
+    "xpu": Advice(Status.RENAME, "torch.profiler.ProfilerActivity.XPU"),
+    "mps": Advice(Status.UNSUPPORTED),
+    "cpu": Advice(Status.MANUAL, None, "leave the activity out"),
+}
+
+
+def _report_profiler_activity(node: ast.AST, ctx: Context) -> None:
+    message = "The CUDA profiler activity records nothing without CUDA"
+    ctx.report(node, "PRT201", message, targets=PROFILER_TARGETS, severity=Severity.WARNING)
+
+
+def check_profiler_activities(node: ast.Call, ctx: Context) -> None:
+    """``torch.profiler.profile(activities=["CPU", "CUDA"])``: the activity given by name."""
+    for keyword in node.keywords:
+        if keyword.arg == "activities" and isinstance(keyword.value, ast.List | ast.Tuple):
+            for element in keyword.value.elts:
+                if isinstance(element, ast.Constant) and element.value == "CUDA":
+                    _report_profiler_activity(element, ctx)
 
 
 #: ``torch.cuda`` itself: each vendor has its own module; a CPU-only machine has none to use.

@@ -48,6 +48,9 @@ class Context:
     #: (first, last) lines of the CUDA and ROCm backends in the file (PRT105) and of ``def cuda``
     #: overrides: nothing inside them is reported.
     backend_lines: list[tuple[int, int]] = field(default_factory=list)
+    #: Attribute name -> values assigned to it anywhere in the file (``args.device = "cuda"``,
+    #: argparse ``default=``), for device-string and backend flows.
+    attribute_values: dict[str, list[ast.expr]] = field(default_factory=dict)
     #: Local name -> the cuDNN/TF32 switch its value was read from (``old = ...benchmark``).
     saved_switches: dict[str, str] = field(default_factory=dict)
     _reported: set[tuple[int, str]] = field(default_factory=set)

@@ -81,13 +81,23 @@ def _device_literals(
             else expr.elts
         )
         return [hit for part in parts for hit in _device_literals(part, ctx, depth, origin)]
-    if isinstance(expr, ast.Name) and depth < FLOW_DEPTH:
+    if isinstance(expr, ast.Name | ast.Attribute) and depth < FLOW_DEPTH:
         return [
             hit
-            for value in ctx.resolver.values_of(expr.id)
+            for value in flowing_values(expr, ctx)
             for hit in _device_literals(value, ctx, depth + 1, value)
         ]
     return []
+
+
+def flowing_values(expr: ast.Name | ast.Attribute, ctx: Context) -> list[ast.expr]:
+    """What a name or an attribute was assigned: ``dev = "cuda"``, a parameter default,
+    ``args.device`` from ``add_argument("--device", default="cuda")``."""
+    if isinstance(expr, ast.Name):
+        return ctx.resolver.values_of(expr.id)
+    if ctx.qualified_name(expr) is not None:
+        return []  # a module attribute (torch.float16), not an object's
+    return ctx.attribute_values.get(expr.attr, [])
 
 
 def is_cpu_fallback(expr: ast.expr, ctx: Context) -> bool:
@@ -202,10 +212,14 @@ def _is_device_expression(node: ast.expr) -> bool:
     if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "str":
         return bool(node.args) and _is_device_expression(node.args[0])
     if isinstance(node, ast.Attribute):
-        return node.attr == "type" or "device" in node.attr
+        return node.attr == "type" or any(word in node.attr for word in DEVICE_WORDS)
     if isinstance(node, ast.Name):
-        return "device" in node.id
+        return any(word in node.id for word in DEVICE_WORDS)
     return False
+
+
+#: Names that hold a device or an accelerator name (``self._accelerator_flag``).
+DEVICE_WORDS = ("device", "accelerator")
 
 
 def check_device_type_comparison(node: ast.Compare, ctx: Context) -> None:

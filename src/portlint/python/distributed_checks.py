@@ -6,6 +6,7 @@ import ast
 import re
 
 from portlint.python.context import Context
+from portlint.python.device_checks import flowing_values
 
 #: Function name -> does its first positional argument take the backend?
 BACKEND_CALLS = {
@@ -55,10 +56,10 @@ def nccl_literals(expr: ast.expr, ctx: Context, depth: int = 0) -> list[tuple[as
         return [(expr, depth > 0)]
     if isinstance(expr, ast.IfExp):
         return nccl_literals(expr.body, ctx, depth) + nccl_literals(expr.orelse, ctx, depth)
-    if isinstance(expr, ast.Name) and depth < FLOW_DEPTH:
+    if isinstance(expr, ast.Name | ast.Attribute) and depth < FLOW_DEPTH:
         return [
             hit
-            for value in ctx.resolver.values_of(expr.id)
+            for value in flowing_values(expr, ctx)
             for hit in nccl_literals(value, ctx, depth + 1)
         ]
     return []

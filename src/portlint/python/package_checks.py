@@ -45,6 +45,8 @@ def _match_package(module: str, table: dict[str, dict[str, Advice]]) -> str | No
 
 
 def check_import(node: ast.Import | ast.ImportFrom, ctx: Context) -> None:
+    if _for_type_checking(node, ctx):
+        return  # ``if TYPE_CHECKING:`` imports never run
     table = package_advice(ctx.catalog)
     seen: set[str] = set()  # one finding per package per statement, not one per imported name
     for alias in node.names:
@@ -67,6 +69,15 @@ def check_import(node: ast.Import | ast.ImportFrom, ctx: Context) -> None:
         elif checked:
             message += " (imported behind an availability check)"
         ctx.report(alias, "PRT501", message, targets=table[package], severity=severity)
+
+
+def _for_type_checking(node: ast.AST, ctx: Context) -> bool:
+    current = ctx.parents.get(id(node))
+    while current is not None:
+        if isinstance(current, ast.If) and "TYPE_CHECKING" in ast.unparse(current.test):
+            return True
+        current = ctx.parents.get(id(current))
+    return False
 
 
 def _under_availability_check(node: ast.AST, ctx: Context) -> bool:

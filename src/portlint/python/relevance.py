@@ -19,7 +19,7 @@ from portlint.textindex import LINE_BREAK
 CANDIDATE_TEXT = re.compile(
     r"cuda|nccl|cudnn|nvcc|cupy|apex|xformers|bitsandbytes|tensorrt|cudf|cuml|cugraph|nvml|NVML"
     r"|NCCL|CUBLAS|NVIDIA_|flash_attn|CUDA(?:_|Extension)|nvidia(?:[._-]|\s+import)|sm_\d"
-    r"|cpp_extension"
+    r"|cpp_extension|transformer_engine|flashinfer|ProfilerActivity|CUDA[\"']"
 )
 #: Words of vendor checks (``use_npu = is_npu_available()``, ``HAS_XPU = True``): an assignment
 #: on such a line is walked, so that a later ``if use_npu:`` is known as a vendor branch.
