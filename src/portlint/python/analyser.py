@@ -136,6 +136,14 @@ class Analyser(ast.NodeVisitor):
     # -- names -----------------------------------------------------------------------------------
 
     def visit_Import(self, node: ast.Import | ast.ImportFrom) -> None:
+        if self.guard.old_torch:
+            # ``else: from torch.cuda.amp import GradScaler`` of a version test: the name keeps
+            # the newer arm's meaning where that arm bound it
+            bindings = import_bindings(node)
+            for name, qualified in bindings.items():
+                if self.ctx.resolver.lookup(name) is None:
+                    self.ctx.resolver.current.bindings[name] = qualified
+            return
         self.ctx.resolver.bind_import(node)
         # ``from torch.cuda import synchronize as sync``: lines that say ``sync()`` matter too.
         for local, qualified in import_bindings(node).items():
@@ -311,8 +319,14 @@ class Analyser(ast.NodeVisitor):
             # A negated CUDA test (``if not torch.cuda.is_available()``) puts the next branch on
             # the CUDA path.
             cuda_only = polarity[position] == 1 or (position > 0 and polarity[position - 1] == -1)
-            # A CUDA branch that only prints or logs (memory used, "running on GPU"): info.
-            logs = polarity[position] != 0 and _only_logs(branch)
+            # A CUDA branch that only prints or logs (memory used, "running on GPU"), or whose
+            # sibling is a stand-in (``torch.cuda.synchronize if cuda else lambda: None``): info.
+            logs = polarity[position] != 0 and (
+                _only_logs(branch)
+                or any(_stand_in(other) for other in branches if other is not branch)
+            )
+            if polarity[position] == 1 and branch.test is not None:
+                self.ctx.cuda_branches.append((branch.test, branch.body))
             if branch.test is not None:
                 # The CUDA check itself is CUDA-only detection: False on every other vendor,
                 # unless the branch refuses to run (``if device.type != "cuda": raise``).
@@ -558,6 +572,16 @@ def _only_calls(branch: Branch, pattern: re.Pattern[str]) -> bool:
         if not pattern.search(name):
             return False
     return True
+
+
+def _stand_in(branch: Branch) -> bool:
+    """``lambda: None``, ``lambda: 0``, ``None``: an arm that stands in for the CUDA one."""
+    if len(branch.body) != 1:
+        return False
+    arm = branch.body[0]
+    if isinstance(arm, ast.Lambda):
+        arm = arm.body
+    return isinstance(arm, ast.Constant) and not isinstance(arm.value, str)
 
 
 def _only_logs(branch: Branch) -> bool:

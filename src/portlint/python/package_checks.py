@@ -61,7 +61,7 @@ def check_import(node: ast.Import | ast.ImportFrom, ctx: Context) -> None:
             continue
         seen.add(package)
         fallback = id(node) in ctx.import_fallbacks
-        checked = not fallback and _under_availability_check(node, ctx)
+        checked = not fallback and _under_availability_check(node, ctx, package)
         severity = Severity.WARNING if fallback or checked else None
         message = f"`{package}` needs an NVIDIA GPU"
         if fallback:
@@ -80,17 +80,29 @@ def _for_type_checking(node: ast.AST, ctx: Context) -> bool:
     return False
 
 
-def _under_availability_check(node: ast.AST, ctx: Context) -> bool:
-    """``if is_bnb_available(): import bitsandbytes``: only imported where it is installed."""
-    current = ctx.parents.get(id(node))
+def _under_availability_check(node: ast.AST, ctx: Context, package: str) -> bool:
+    """``if is_bnb_available(): import bitsandbytes``, or after ``if not is_bnb_available():
+    raise ...``, or under a test that names the package (``BitsandbytesPrecision``): only
+    imported where it is installed."""
+    child, current = node, ctx.parents.get(id(node))
     while current is not None:
-        if isinstance(current, ast.If) and _checks_availability(current.test):
+        if isinstance(current, ast.If) and _checks_availability(current.test, package):
             return True
-        current = ctx.parents.get(id(current))
+        for block in (getattr(current, "body", None), getattr(current, "orelse", None)):
+            if isinstance(block, list) and child in block:
+                earlier = block[: block.index(child)]
+                if any(
+                    isinstance(s, ast.If) and _checks_availability(s.test, package) for s in earlier
+                ):
+                    return True
+        child, current = current, ctx.parents.get(id(current))
     return False
 
 
-def _checks_availability(test: ast.expr) -> bool:
+def _checks_availability(test: ast.expr, package: str) -> bool:
+    text = ast.unparse(test).lower()
+    if package.split(".")[0].replace("_", "") in text.replace("_", ""):
+        return True
     for node in ast.walk(test):
         if isinstance(node, ast.Call):
             func = node.func
