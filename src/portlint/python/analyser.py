@@ -336,7 +336,7 @@ class Analyser(ast.NodeVisitor):
                     cuda_only or detection,
                     covered,
                     info=logs,
-                    refuses=refuses and bool(polarity[position]),
+                    refuses=refuses,
                 )
                 self.visit(branch.test)
             self.guard = outer.inside(
@@ -346,9 +346,19 @@ class Analyser(ast.NodeVisitor):
         self.guard = outer
 
     def _handled(self, branch: Branch) -> frozenset[str]:
-        resolve = self.ctx.qualified_name
         nodes = [branch.test, *branch.body] if branch.test is not None else branch.body
+        first = min(n.lineno for n in nodes)
+        last = max(n.end_lineno or n.lineno for n in nodes)
+        if not self.relevance.names_vendor(first, last) and not self._names_flag(first, last):
+            return frozenset()  # nothing in it can name a target
+        resolve = self.ctx.qualified_name
         return frozenset().union(*(handled_targets(n, resolve, self.vendors) for n in nodes))
+
+    def _names_flag(self, first: int, last: int) -> bool:
+        flags = self.vendors.flags
+        return bool(flags) and any(
+            name in line for line in self.relevance.lines[first - 1 : last] for name in flags
+        )
 
     def _early_return_siblings(self, branches: list[Branch]) -> list[Branch]:
         """The other ``if X: return`` statements of a chain without ``else``, and the statements

@@ -53,6 +53,13 @@ def env_advice(catalog: Catalog) -> dict[str, dict[str, Advice]]:
 
 
 @functools.cache
+def env_severity(catalog: Catalog) -> dict[str, Severity]:
+    """Variable name -> its severity where ``[env.*]`` gives one (info: no effect elsewhere)."""
+    rows = catalog.table("environment").get("env", {})
+    return {name: Severity(row["severity"]) for name, row in rows.items() if "severity" in row}
+
+
+@functools.cache
 def tool_advice(catalog: Catalog) -> dict[str, dict[str, Advice]]:
     return {
         name: _advice_from_row(row, rocm_portable=False)
@@ -80,7 +87,8 @@ def _report_variable(node: ast.AST, ctx: Context, any_case: bool = False) -> Non
     advice = env_advice(ctx.catalog).get(name)
     if advice is not None:
         message = f"`{name}` is honoured only by NVIDIA's stack"
-        ctx.report(node, "PRT401", message, targets=advice)
+        severity = env_severity(ctx.catalog).get(name)
+        ctx.report(node, "PRT401", message, targets=advice, severity=severity)
 
 
 def check_environ_subscript(node: ast.Subscript, ctx: Context) -> None:

@@ -82,7 +82,7 @@ def _for_type_checking(node: ast.AST, ctx: Context) -> bool:
 
 def _under_availability_check(node: ast.AST, ctx: Context, package: str) -> bool:
     """``if is_bnb_available(): import bitsandbytes``, or after ``if not is_bnb_available():
-    raise ...``, or under a test that names the package (``BitsandbytesPrecision``): only
+    return ...``, or under a test that names the package (``BitsandbytesPrecision``): only
     imported where it is installed."""
     child, current = node, ctx.parents.get(id(node))
     while current is not None:
@@ -90,9 +90,14 @@ def _under_availability_check(node: ast.AST, ctx: Context, package: str) -> bool
             return True
         for block in (getattr(current, "body", None), getattr(current, "orelse", None)):
             if isinstance(block, list) and child in block:
+                # ``if not is_bnb_available(): return False`` then the import: the caller gets
+                # a fallback (an early ``raise`` is no fallback)
                 earlier = block[: block.index(child)]
                 if any(
-                    isinstance(s, ast.If) and _checks_availability(s.test, package) for s in earlier
+                    isinstance(s, ast.If)
+                    and isinstance(s.body[-1], ast.Return)
+                    and _checks_availability(s.test, package)
+                    for s in earlier
                 ):
                     return True
         child, current = current, ctx.parents.get(id(current))

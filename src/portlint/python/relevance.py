@@ -22,8 +22,11 @@ CANDIDATE_TEXT = re.compile(
     r"|cpp_extension|transformer_engine|flashinfer|ProfilerActivity|CUDA[\"']"
 )
 #: Words of vendor checks (``use_npu = is_npu_available()``, ``HAS_XPU = True``): an assignment
-#: on such a line is walked, so that a later ``if use_npu:`` is known as a vendor branch.
-VENDOR_TEXT = re.compile(r"(?i:npu|mlu|xpu|mps|rocm|hip|ipex|ascend|intel_extension)")
+#: on such a line is walked, so that a later ``if use_npu:`` is known as a vendor branch; and an
+#: ``if`` chain without them has no sibling branch to look for.
+VENDOR_TEXT = re.compile(
+    r"(?i:npu|mlu|xpu|mps|rocm|hip|ipex|ascend|intel|amd|cpu|accelerator|get_device_module)"
+)
 #: Statements that are always walked: they bind names that later lines resolve through.
 ALWAYS = (ast.Import, ast.ImportFrom)
 
@@ -42,8 +45,6 @@ class Relevance:
         self.prefix = [0] * (len(starts) + 1)
         for line in range(1, len(starts) + 1):
             self.prefix[line] = self.prefix[line - 1] + (line in hits)
-        vendor_hits = {bisect.bisect_right(starts, m.start()) for m in VENDOR_TEXT.finditer(text)}
-        self.vendor_lines = frozenset(vendor_hits)
         self.flow_names: set[str] = set()
         self._flow_pattern: re.Pattern[str] | None = None
 
@@ -74,4 +75,8 @@ class Relevance:
         last = statement.end_lineno or statement.lineno
         if self.has_candidate(first, last) or self._uses_flow_name(first, last):
             return True
-        return isinstance(statement, ast.Assign | ast.AnnAssign) and first in self.vendor_lines
+        return isinstance(statement, ast.Assign | ast.AnnAssign) and self.names_vendor(first, first)
+
+    def names_vendor(self, first: int, last: int) -> bool:
+        """Lines ``first``..``last`` name another vendor (checked on demand: few lines ask)."""
+        return any(VENDOR_TEXT.search(line) for line in self.lines[first - 1 : last])
