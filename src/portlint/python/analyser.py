@@ -29,6 +29,7 @@ from portlint.python.backends import backend_finding, find_backends, vendor_word
 from portlint.python.context import Context
 from portlint.python.fixes import FixBuilder
 from portlint.python.guards import (
+    PREDICATE,
     Branch,
     Guard,
     Vendors,
@@ -153,11 +154,13 @@ class Analyser(ast.NodeVisitor):
     visit_ImportFrom = visit_Import
 
     def visit_FunctionDef(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
-        # kw_defaults holds None for a keyword-only argument without a default.
-        if node.name == "cuda" and isinstance(self.stack[-2], ast.ClassDef):
+        override = node.name == "cuda" and isinstance(self.stack[-2], ast.ClassDef)
+        if override or self._is_predicate(node.name):
             # an override of ``.cuda()``: its body is the CUDA implementation, and its
-            # ``super().cuda(...)`` is not a call site
+            # ``super().cuda(...)`` is not a call site; the body of ``is_cuda_available()`` or
+            # ``is_rocm_available()`` is the vendor check itself
             self.ctx.backend_lines.append((node.lineno, node.end_lineno or node.lineno))
+        # kw_defaults holds None for a keyword-only argument without a default.
         defaults = [d for d in node.args.kw_defaults if d is not None]
         self.visit_many([*node.decorator_list, *node.args.defaults, *defaults])
         # ``-> torch.cuda.Stream``: an annotation runs nothing (info)
@@ -176,6 +179,11 @@ class Analyser(ast.NodeVisitor):
         self.ctx.resolver.pop()
 
     visit_AsyncFunctionDef = visit_FunctionDef
+
+    def _is_predicate(self, name: str) -> bool:
+        """``is_cuda_available``, ``is_rocm_available``: a function that names a vendor."""
+        match = PREDICATE.fullmatch(name)
+        return match is not None and match.group(1).lower() in self.vendors.words
 
     def _record_defaults(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
         """``def f(device="cuda")``: the default flows to the parameter's uses, unless the body
@@ -523,21 +531,35 @@ def _refuses(branch: Branch) -> bool:
 def _generic_twin(branch: Branch, other: Branch) -> bool:
     """``dist.barrier(device_ids=[r]) if use_ids else dist.barrier()``: the other arm makes the
     same call without the device-specific arguments, so every target has a working arm."""
-    if len(other.body) != 1:
-        return False
-    arm = other.body[0]
-    arm = arm.value if isinstance(arm, ast.Expr) else arm
-    if not isinstance(arm, ast.Call) or CUDA_TEXT.search(ast.unparse(arm)):
-        return False
-    function = ast.unparse(arm.func)
-    arguments = _arguments(arm)
-    return any(
-        isinstance(n, ast.Call)
-        and ast.unparse(n.func) == function
-        and arguments < _arguments(n)  # a strict subset: the device arguments dropped
-        for part in branch.body
+    twins = [
+        n
+        for part in other.body
         for n in walk(part)
+        if isinstance(n, ast.Call) and not CUDA_TEXT.search(ast.unparse(n))
+    ]
+    if not twins or len(twins) > 8:
+        return False
+    calls = [n for part in branch.body for n in walk(part) if isinstance(n, ast.Call)]
+    return any(
+        ast.unparse(call.func) == ast.unparse(twin.func) and _drops_only_hints(call, twin)
+        for twin in twins
+        for call in calls
     )
+
+
+#: Keywords that place work on a device: an arm that drops them runs on the CPU instead.
+PLACEMENTS = frozenset({"device", "map_location", "device_type", "output_device"})
+
+
+def _drops_only_hints(call: ast.Call, twin: ast.Call) -> bool:
+    """``twin`` is ``call`` less some keyword arguments, none of which places work on a device:
+    ``barrier(device_ids=...)`` -> ``barrier()``, not ``ones(2, device="cuda")`` -> ``ones(2)``."""
+    kept = _arguments(twin)
+    if not kept < _arguments(call):
+        return False
+    dropped_positional = any(ast.unparse(a) not in kept for a in call.args)
+    dropped = [k.arg for k in call.keywords if ast.unparse(k) not in kept]
+    return not dropped_positional and all(k is not None and k not in PLACEMENTS for k in dropped)
 
 
 def _arguments(call: ast.Call) -> frozenset[str]:

@@ -40,18 +40,29 @@ def check_torch_name(node: ast.Attribute | ast.Name, name: str, ctx: Context) ->
 
 
 def _saved_or_restored(node: ast.AST, name: str, ctx: Context) -> bool:
-    """``old = cudnn.benchmark`` ... ``cudnn.benchmark = old``: only the change in between is
-    reported, not the read that saves the flag nor the write that restores it."""
+    """``old = cudnn.benchmark`` ... ``cudnn.benchmark = old`` (or through an attribute or a
+    keyword: ``capture(benchmark=cudnn.benchmark)`` ... ``cudnn.benchmark = self.benchmark``):
+    only the change in between is reported, not the read that saves the flag nor the write that
+    restores it."""
     parent = ctx.parents.get(id(node))
+    if isinstance(parent, ast.keyword) and parent.value is node and parent.arg:
+        ctx.saved_switches[parent.arg] = name
+        return True
     if not isinstance(parent, ast.Assign):
         return False
     if parent.value is node:
-        names = [t.id for t in parent.targets if isinstance(t, ast.Name)]
+        names = [_last_name(t) for t in parent.targets]
         for saved in names:
-            ctx.saved_switches[saved] = name
-        return bool(names)
-    value = parent.value
-    return isinstance(value, ast.Name) and ctx.saved_switches.get(value.id) == name
+            if saved:
+                ctx.saved_switches[saved] = name
+        return any(names)
+    return ctx.saved_switches.get(_last_name(parent.value) or "") == name
+
+
+def _last_name(node: ast.AST) -> str | None:
+    if isinstance(node, ast.Name):
+        return node.id
+    return node.attr if isinstance(node, ast.Attribute) else None
 
 
 def _report_torch_cuda(node: ast.AST, name: str, ctx: Context) -> None:
