@@ -8,6 +8,7 @@ from dataclasses import dataclass
 
 from portlint.model import PORTABLE, Span
 from portlint.python.context import Context
+from portlint.python.torch_api import torch_cuda_api
 
 CUDA_DEVICE = re.compile(r"^cuda(:\d+)?$")
 CUDA_PREFIX = re.compile(r"^cuda(:|$)")
@@ -135,16 +136,32 @@ def device_arguments(node: ast.Call, name: str | None) -> list[tuple[ast.expr, b
     return found
 
 
+#: Device-type positions whose torch.cuda counterpart's measured behaviour without CUDA sets
+#: the severity (``torch.autocast("cuda")`` warns and disables itself, like
+#: ``torch.cuda.amp.autocast``): rules/generated/torch_cuda_behaviour.toml.
+BEHAVES_LIKE = {
+    "torch.autocast": "amp.autocast",
+    "torch.amp.autocast": "amp.autocast",
+    "torch.amp.GradScaler": "amp.GradScaler",
+}
+
+
 def check_device_strings(node: ast.Call, ctx: Context) -> None:
     name = ctx.qualified_name(node.func)
+    severity, behaviour = None, ""
+    if name in BEHAVES_LIKE:
+        entry = torch_cuda_api(ctx.catalog).entry(BEHAVES_LIKE[name])
+        severity, behaviour = entry.severity, entry.behaviour_text()
     for argument, wants_type in device_arguments(node, name):
         for literal in device_literals(argument, ctx):
             flow = (
                 " flows through a variable into a device position" if literal.via_variable else ""
             )
             message = f"Hard-coded CUDA device `{ctx.source(literal.node)}`{flow}"
+            if behaviour:
+                message += f" ({behaviour})"
             fix = _device_fix(node, name, argument, literal, wants_type, ctx)
-            ctx.report(literal.node, "PRT101", message, fix=fix)
+            ctx.report(literal.node, "PRT101", message, fix=fix, severity=severity)
 
 
 def _device_fix(call, name, argument, literal: DeviceLiteral, wants_type, ctx: Context):
