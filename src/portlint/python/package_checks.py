@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ast
 import functools
+import re
 
 from portlint.catalog import Catalog
 from portlint.model import PORTABLE, Advice, Severity, Status
@@ -81,13 +82,21 @@ def _for_type_checking(node: ast.AST, ctx: Context) -> bool:
 
 
 def _under_availability_check(node: ast.AST, ctx: Context, package: str) -> bool:
+    names = package_names(package, ctx.catalog)
+    return _guarded_by(node, ctx, names)
+
+
+def _guarded_by(node: ast.AST, ctx: Context, names: set[str]) -> bool:
     """``if is_bnb_available(): import bitsandbytes``, or after ``if not is_bnb_available():
     return ...``, or under a test that names the package (``BitsandbytesPrecision``): only
     imported where it is installed."""
     child, current = node, ctx.parents.get(id(node))
     while current is not None:
-        if isinstance(current, ast.If) and _checks_availability(current.test, package):
+        if isinstance(current, ast.If) and _checks_availability(current.test, names):
             return True
+        decorators = getattr(current, "decorator_list", ())
+        if any(_checks_availability(d, names) for d in decorators):
+            return True  # @require_bnb
         for block in (getattr(current, "body", None), getattr(current, "orelse", None)):
             if isinstance(block, list) and child in block:
                 # ``if not is_bnb_available(): return False`` then the import: the caller gets
@@ -96,7 +105,7 @@ def _under_availability_check(node: ast.AST, ctx: Context, package: str) -> bool
                 if any(
                     isinstance(s, ast.If)
                     and isinstance(s.body[-1], ast.Return)
-                    and _checks_availability(s.test, package)
+                    and _checks_availability(s.test, names)
                     for s in earlier
                 ):
                     return True
@@ -104,17 +113,34 @@ def _under_availability_check(node: ast.AST, ctx: Context, package: str) -> bool
     return False
 
 
-def _checks_availability(test: ast.expr, package: str) -> bool:
-    text = ast.unparse(test).lower()
-    if package.split(".")[0].replace("_", "") in text.replace("_", ""):
-        return True
+def _checks_availability(test: ast.expr, names: set[str]) -> bool:
+    """The test asks whether ``package`` is there: it names it or an alias of it
+    (``is_bnb_available()``, ``_BITSANDBYTES_AVAILABLE``, ``BitsandbytesPrecision``), or calls
+    ``find_spec``. A vendor check (``is_hpu_available()``) does not count."""
     for node in ast.walk(test):
-        if isinstance(node, ast.Call):
-            func = node.func
-            name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
-            if name == "find_spec" or (name.startswith("is_") and name.endswith("_available")):
+        if isinstance(node, ast.Constant) and isinstance(node.value, str):
+            if node.value.split(".")[0] in names:
+                return True
+        elif isinstance(node, ast.Name | ast.Attribute):
+            text = (node.id if isinstance(node, ast.Name) else node.attr).lower()
+            words = set(WORD.findall(text))
+            if words & names or text.replace("_", "") in names:
+                return True
+            if any(name in text.replace("_", "") for name in names if len(name) > 4):
                 return True
     return False
+
+
+#: ``is_bnb_available`` -> is, bnb, available; ``BitsandbytesPrecision`` (lower-cased) -> one word
+WORD = re.compile(r"[a-z0-9]+")
+
+
+def package_names(package: str, catalog: Catalog) -> set[str]:
+    """Lower-case names a test may use for a package: its module, without underscores, and the
+    aliases rules/packages.toml gives it (bitsandbytes: bnb)."""
+    top = package.split(".")[0]
+    row = catalog.table("packages").get("package", {}).get(package, {})
+    return {top, top.replace("_", ""), *row.get("aliases", ())}
 
 
 def check_extension_call(node: ast.Call, ctx: Context) -> None:
