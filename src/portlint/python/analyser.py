@@ -12,6 +12,7 @@ positions, so comments and formatting outside the edits are kept byte for byte.
 from __future__ import annotations
 
 import ast
+import os
 import re
 from collections.abc import Callable
 
@@ -41,6 +42,7 @@ from portlint.python.guards import (
     only_targets,
 )
 from portlint.python.names import function_locals, import_bindings
+from portlint.python.package_checks import package_scope
 from portlint.python.relevance import CANDIDATE_TEXT, Relevance
 from portlint.python.tree import child_nodes, walk
 from portlint.textindex import LineIndex
@@ -154,6 +156,7 @@ class Analyser(ast.NodeVisitor):
     visit_ImportFrom = visit_Import
 
     def visit_FunctionDef(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
+        self._package_scope(node)
         override = node.name == "cuda" and isinstance(self.stack[-2], ast.ClassDef)
         if override or self._is_predicate(node.name):
             # an override of ``.cuda()``: its body is the CUDA implementation, and its
@@ -179,6 +182,15 @@ class Analyser(ast.NodeVisitor):
         self.ctx.resolver.pop()
 
     visit_AsyncFunctionDef = visit_FunctionDef
+
+    def _package_scope(self, node: ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) -> None:
+        absent = package_scope(node.name, self.ctx.catalog)
+        if absent:
+            self.ctx.package_scopes.append((node.lineno, node.end_lineno or node.lineno, absent))
+
+    def visit_ClassDef(self, node: ast.ClassDef) -> None:
+        self._package_scope(node)
+        self.generic_visit(node)
 
     def _is_predicate(self, name: str) -> bool:
         """``is_cuda_available``, ``is_rocm_available``: a function that names a vendor."""
@@ -318,7 +330,9 @@ class Analyser(ast.NodeVisitor):
                 only = only_targets(branch.test, resolve, self.vendors)
                 if only is None:  # ``dev in ("cuda", "xpu")`` handles xpu itself
                     covered |= handled_targets(branch.test, resolve, self.vendors)
-            if any(_generic_twin(branch, other) for other in branches if other is not branch):
+            if self._may_report(branch) and any(
+                _generic_twin(branch, other) for other in branches if other is not branch
+            ):
                 covered |= frozenset(self.vendors.markers)
             if polarity[position] == 1 and _only_calls(branch, NVIDIA_FEATURE_CALL):
                 # ``if torch.cuda.is_available(): check_nvlink_connectivity()``: an NVIDIA
@@ -352,6 +366,12 @@ class Analyser(ast.NodeVisitor):
             )
             self.visit_many(branch.body)
         self.guard = outer
+
+    def _may_report(self, branch: Branch) -> bool:
+        """The branch has a line that can hold a finding (what a generic twin would cover)."""
+        nodes = [branch.test, *branch.body] if branch.test is not None else branch.body
+        first = min(n.lineno for n in nodes)
+        return self.relevance.has_candidate(first, max(n.end_lineno or n.lineno for n in nodes))
 
     def _handled(self, branch: Branch) -> frozenset[str]:
         nodes = [branch.test, *branch.body] if branch.test is not None else branch.body
@@ -531,20 +551,30 @@ def _refuses(branch: Branch) -> bool:
 def _generic_twin(branch: Branch, other: Branch) -> bool:
     """``dist.barrier(device_ids=[r]) if use_ids else dist.barrier()``: the other arm makes the
     same call without the device-specific arguments, so every target has a working arm."""
-    twins = [
-        n
-        for part in other.body
-        for n in walk(part)
-        if isinstance(n, ast.Call) and not CUDA_TEXT.search(ast.unparse(n))
-    ]
-    if not twins or len(twins) > 8:
-        return False
-    calls = [n for part in branch.body for n in walk(part) if isinstance(n, ast.Call)]
-    return any(
-        ast.unparse(call.func) == ast.unparse(twin.func) and _drops_only_hints(call, twin)
-        for twin in twins
-        for call in calls
-    )
+    calls = _calls_by_name(branch)
+    twins = _calls_by_name(other)
+    for name in calls.keys() & twins.keys():
+        for twin in twins[name]:
+            if CUDA_TEXT.search(ast.unparse(twin)):
+                continue
+            function = ast.unparse(twin.func)
+            if any(
+                ast.unparse(call.func) == function and _drops_only_hints(call, twin)
+                for call in calls[name]
+            ):
+                return True
+    return False
+
+
+def _calls_by_name(branch: Branch) -> dict[str, list[ast.Call]]:
+    found: dict[str, list[ast.Call]] = {}
+    for part in branch.body:
+        for node in walk(part):
+            if isinstance(node, ast.Call):
+                func = node.func
+                name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+                found.setdefault(name, []).append(node)
+    return found
 
 
 #: Keywords that place work on a device: an arm that drops them runs on the CPU instead.
@@ -647,6 +677,10 @@ def analyse_python(
         return summaries  # the whole file is the backend: nothing in it is reported
     ctx = Context(path=source.path, text=source.text, catalog=catalog, index=index)
     ctx.backend_lines = [(backend.first_line, backend.last_line) for backend in backends]
+    stem = os.path.splitext(os.path.basename(source.path))[0]
+    absent = package_scope(stem, catalog)
+    if absent:  # bitsandbytes.py, bnb.py
+        ctx.package_scopes.append((1, source.text.count("\n") + 1, absent))
     min_torch = (settings or Settings()).min_torch
     ctx.fixes = FixBuilder(ctx, tree, min_torch, source.newline)
     Analyser(ctx).visit(tree)

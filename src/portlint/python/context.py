@@ -54,6 +54,9 @@ class Context:
     #: Attribute name -> values assigned to it anywhere in the file (``args.device = "cuda"``,
     #: argparse ``default=``), for device-string and backend flows.
     attribute_values: dict[str, list[ast.expr]] = field(default_factory=dict)
+    #: (first, last, targets) of modules, classes and functions named for a CUDA-only package:
+    #: the targets without a build of the package are not reported inside them.
+    package_scopes: list[tuple[int, int, frozenset[str]]] = field(default_factory=list)
     #: Local name -> the cuDNN/TF32 switch its value was read from (``old = ...benchmark``).
     saved_switches: dict[str, str] = field(default_factory=dict)
     _reported: set[tuple[int, str]] = field(default_factory=set)
@@ -130,6 +133,12 @@ class Context:
         for target in targets:
             if target in guard.covered or (guard.only is not None and target not in guard.only):
                 targets[target] = PORTABLE
+        if not isinstance(report.node, ast.alias):  # the import itself keeps every target
+            line = getattr(report.node, "lineno", 0)
+            for first, last, absent in self.package_scopes:
+                if first <= line <= last:
+                    for target in absent & targets.keys():
+                        targets[target] = PORTABLE
         if guard.cuda_only and "cpu" in targets:
             targets["cpu"] = PORTABLE
         if targets and all(advice.status is Status.PORTABLE for advice in targets.values()):

@@ -166,3 +166,34 @@ def _check_extension_sources(node: ast.Call, ctx: Context) -> None:
             if isinstance(source, ast.Constant) and str(source.value).endswith(CUDA_SUFFIXES):
                 message = f"`{source.value}` is a CUDA source compiled at run time"
                 ctx.report(source, "PRT502", message)
+
+
+#: Package names that are also what every CUDA name says (cuda-python's ``cuda``): no scope.
+VENDOR_NAMES = frozenset({"cuda", "nvidia"})
+
+
+def package_scope(name: str, catalog: Catalog) -> frozenset[str] | None:
+    """A module, class or function named for a CUDA-only package (``bitsandbytes.py``,
+    ``BitsandbytesPrecision``, ``_quantize_bnb``) runs only where the package does: the targets
+    that have no build of it are none of its concern. Returns those targets, or None."""
+    pattern, absent = _scope_table(catalog)
+    lowered = name.lower()
+    match = pattern.search(lowered) or pattern.search(lowered.replace("_", ""))
+    return absent[match.group(0)] if match else None
+
+
+@functools.cache
+def _scope_table(catalog: Catalog) -> tuple[re.Pattern[str], dict[str, frozenset[str]]]:
+    """One pattern for every package name (whole words for short aliases such as ``bnb``)."""
+    table = package_advice(catalog)
+    absent: dict[str, frozenset[str]] = {}
+    for package, advice in table.items():
+        missing = frozenset(t for t, a in advice.items() if a.status is Status.UNSUPPORTED)
+        for name in package_names(package, catalog) - VENDOR_NAMES:
+            if missing:
+                absent.setdefault(name, missing)
+    short = [n for n in absent if len(n) <= 4]
+    long = [n for n in absent if len(n) > 4]
+    alternatives = [rf"(?<![a-z0-9]){re.escape(n)}(?![a-z0-9])" for n in short]
+    alternatives += [re.escape(n) for n in sorted(long, key=len, reverse=True)]
+    return re.compile("|".join(alternatives)), absent
