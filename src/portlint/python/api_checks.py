@@ -97,7 +97,26 @@ def _report_torch_cuda(node: ast.AST, name: str, ctx: Context) -> None:
         parent = ctx.parents.get(id(node))
         call = parent if isinstance(parent, ast.Call) and parent.func is node else None
         fix = ctx.fixes.torch_cuda(node, entry, call)
-    ctx.report(node, entry.rule, message, targets=entry.targets, severity=entry.severity, fix=fix)
+    severity = Severity.INFO if _in_skip_condition(node, ctx) else entry.severity
+    ctx.report(node, entry.rule, message, targets=entry.targets, severity=severity, fix=fix)
+
+
+#: Test decorators whose condition only decides whether a test runs.
+SKIP_CALLS = frozenset({"skipIf", "skipUnless", "skipif"})
+
+
+def _in_skip_condition(node: ast.AST, ctx: Context) -> bool:
+    """``unittest.skipUnless(torch.cuda.device_count() > 1, ...)``: skipping a CUDA test where
+    there is no CUDA loses nothing."""
+    current = ctx.parents.get(id(node))
+    while current is not None and not isinstance(current, ast.stmt):
+        if isinstance(current, ast.Call):
+            func = current.func
+            name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", None)
+            if name in SKIP_CALLS:
+                return True
+        current = ctx.parents.get(id(current))
+    return False
 
 
 #: ``torch._C._cuda_getDeviceCount()``: what torch.cuda calls underneath.
