@@ -334,7 +334,9 @@ class Analyser(ast.NodeVisitor):
                 _generic_twin(branch, other) for other in branches if other is not branch
             ):
                 covered |= frozenset(self.vendors.markers)
-            if polarity[position] == 1 and _only_calls(branch, NVIDIA_FEATURE_CALL):
+            if polarity[position] == 1 and (
+                _only_calls(branch, NVIDIA_FEATURE_CALL) or _asks_for_feature(branch.test)
+            ):
                 # ``if torch.cuda.is_available(): check_nvlink_connectivity()``: an NVIDIA
                 # feature gated on NVIDIA, correct by design
                 covered |= frozenset(self.vendors.markers)
@@ -617,8 +619,25 @@ def _handles_failures(handler: ast.ExceptHandler) -> bool:
     )
 
 
-#: A function named for an NVIDIA-only feature: ``check_nvlink_connectivity``.
-NVIDIA_FEATURE_CALL = re.compile(r"(?i)nvlink|nvidia|nvml")
+#: A function named for an NVIDIA-only feature: ``check_nvlink_connectivity``,
+#: ``check_cuda_fp8_capability``, ``check_cuda_p2p_ib_support``, ``_load_flash_attention_3``.
+NVIDIA_FEATURE_CALL = re.compile(
+    r"(?i)nvlink|nvidia|nvml|fp8|p2p|flash_?attention_?3|fa3|hopper|check_cuda"
+)
+
+
+def _asks_for_feature(test: ast.expr | None) -> bool:
+    """The test of a CUDA branch also asks for an NVIDIA-only feature
+    (``device.type == "cuda" and not check_cuda_p2p_ib_support()``): a feature gate."""
+    for node in walk(test) if test is not None else ():
+        if isinstance(node, ast.Call):
+            func = node.func
+            name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+            if NVIDIA_FEATURE_CALL.search(name):
+                return True
+    return False
+
+
 LOG_CALL = re.compile(r"(?:print|debug|info|warning|warn|log|write)$")
 
 
