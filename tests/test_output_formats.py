@@ -103,7 +103,7 @@ def test_sarif_results_rules_and_columns():
     assert by_id["PRT102"]["shortDescription"]["text"]
     results = run["results"]
     assert [r["ruleId"] for r in results] == ["PRT102", "PRT102", "PRT201", "PRT604", "PRT003"]
-    assert [r["level"] for r in results] == ["error", "error", "warning", "note", "warning"]
+    assert [r["level"] for r in results] == ["error", "error", "note", "note", "warning"]
     for result in results:
         assert rules[result["ruleIndex"]]["id"] == result["ruleId"]
         location = result["locations"][0]["physicalLocation"]
@@ -155,7 +155,7 @@ def test_rdjson_columns_are_utf8_bytes_and_fixes_are_suggestions():
     assert fixed.decode() == 'label = "Größe 𐐀"; batch = batch.to(device)'
     assert "suggestions" not in result["diagnostics"][0]
     severities = [d["severity"] for d in result["diagnostics"]]
-    assert severities == ["ERROR", "ERROR", "WARNING", "INFO", "WARNING"]
+    assert severities == ["ERROR", "ERROR", "INFO", "INFO", "WARNING"]
 
 
 def test_rdjsonl_is_one_diagnostic_per_line():
@@ -230,7 +230,7 @@ def test_gitlab_code_quality_report():
         assert issue["location"]["path"] == "fixtures/ci/annotations.py"
         assert isinstance(issue["location"]["lines"]["begin"], int)
     assert len({issue["fingerprint"] for issue in issues}) == len(issues)
-    assert [i["severity"] for i in issues] == ["major", "major", "minor", "info", "minor"]
+    assert [i["severity"] for i in issues] == ["major", "major", "info", "info", "minor"]
     assert [i["location"]["lines"]["begin"] for i in issues] == [4, 5, 6, 7, 8]
 
 

@@ -12,6 +12,8 @@ positions, so comments and formatting outside the edits are kept byte for byte.
 from __future__ import annotations
 
 import ast
+import os
+import re
 from collections.abc import Callable
 
 from portlint.catalog import Catalog
@@ -24,18 +26,24 @@ from portlint.python import (
     environment_checks,
     package_checks,
 )
+from portlint.python.backends import backend_finding, find_backends, vendor_words
 from portlint.python.context import Context
 from portlint.python.fixes import FixBuilder
 from portlint.python.guards import (
+    PREDICATE,
     Branch,
     Guard,
+    Vendors,
     cuda_polarity,
     handled_targets,
     if_chain,
     ifexp_chain,
+    newer_torch_arm,
+    only_targets,
 )
 from portlint.python.names import function_locals, import_bindings
 from portlint.python.newer_syntax import syntax_error_note
+from portlint.python.package_checks import package_scope
 from portlint.python.relevance import CANDIDATE_TEXT, Relevance
 from portlint.python.tree import child_nodes, walk
 from portlint.textindex import LineIndex
@@ -50,7 +58,9 @@ CHECKS: dict[type, tuple[Check, ...]] = {
         distributed_checks.check_backend_call,
         environment_checks.check_environ_call,
         environment_checks.check_tool_call,
+        environment_checks.check_tool_path,
         package_checks.check_extension_call,
+        api_checks.check_profiler_activities,
     ),
     ast.Attribute: (device_checks.check_is_cuda, api_checks.check_capability_attribute),
     ast.Compare: (
@@ -60,6 +70,8 @@ CHECKS: dict[type, tuple[Check, ...]] = {
         api_checks.check_sm_comparison,
     ),
     ast.Subscript: (environment_checks.check_environ_subscript,),
+    ast.Dict: (environment_checks.check_environ_dict,),
+    ast.Return: (environment_checks.check_tool_return,),
     ast.Import: (package_checks.check_import,),
     ast.ImportFrom: (package_checks.check_import,),
 }
@@ -76,10 +88,11 @@ class Analyser(ast.NodeVisitor):
         self.guard = Guard()
         self.stack: list[ast.AST] = []
         self.relevance = Relevance(ctx.text)
-        self.markers = {
+        markers = {
             target: tuple(facts.get("markers", ()))
             for target, facts in ctx.catalog.target_facts().items()
         }
+        self.vendors = Vendors(markers, vendor_words(ctx.catalog))
 
     # -- the walk --------------------------------------------------------------------------------
 
@@ -108,12 +121,33 @@ class Analyser(ast.NodeVisitor):
     visit_Constant = generic_visit
 
     def visit_many(self, nodes: list[ast.AST]) -> None:
+        """A block of statements: what follows ``if npu: return ...`` never runs on npu, and what
+        follows ``if not torch.cuda.is_available(): return`` runs only on CUDA."""
+        outer = self.guard
         for node in nodes:
             self.visit(node)
+            if _is_early_return(node):
+                covered = handled_targets(node.test, self.ctx.qualified_name, self.vendors)
+                polarity = cuda_polarity(node.test, self.ctx.qualified_name, self.ctx.cuda_flags)
+                only = only_targets(node.test, self.ctx.qualified_name, self.vendors)
+                covered |= only or frozenset()
+                self.guard = self.guard.inside(polarity == -1, covered)
+        self.guard = outer
+
+    def visit_Module(self, node: ast.Module) -> None:
+        self.visit_many(node.body)
 
     # -- names -----------------------------------------------------------------------------------
 
     def visit_Import(self, node: ast.Import | ast.ImportFrom) -> None:
+        if self.guard.old_torch:
+            # ``else: from torch.cuda.amp import GradScaler`` of a version test: the name keeps
+            # the newer arm's meaning where that arm bound it
+            bindings = import_bindings(node)
+            for name, qualified in bindings.items():
+                if self.ctx.resolver.lookup(name) is None:
+                    self.ctx.resolver.current.bindings[name] = qualified
+            return
         self.ctx.resolver.bind_import(node)
         # ``from torch.cuda import synchronize as sync``: lines that say ``sync()`` matter too.
         for local, qualified in import_bindings(node).items():
@@ -123,16 +157,69 @@ class Analyser(ast.NodeVisitor):
     visit_ImportFrom = visit_Import
 
     def visit_FunctionDef(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
+        self._package_scope(node)
+        override = node.name == "cuda" and isinstance(self.stack[-2], ast.ClassDef)
+        if override or self._is_predicate(node.name):
+            # an override of ``.cuda()``: its body is the CUDA implementation, and its
+            # ``super().cuda(...)`` is not a call site; the body of ``is_cuda_available()`` or
+            # ``is_rocm_available()`` is the vendor check itself
+            self.ctx.backend_lines.append((node.lineno, node.end_lineno or node.lineno))
         # kw_defaults holds None for a keyword-only argument without a default.
         defaults = [d for d in node.args.kw_defaults if d is not None]
         self.visit_many([*node.decorator_list, *node.args.defaults, *defaults])
+        # ``-> torch.cuda.Stream``: an annotation runs nothing (info)
+        outer = self.guard
+        self.guard = outer.inside(False, frozenset(), info=True)
+        arguments = node.args
+        every = [*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs]
+        every += [a for a in (arguments.vararg, arguments.kwarg) if a is not None]
+        self.visit_many([a.annotation for a in every if a.annotation is not None])
         if node.returns:
             self.visit(node.returns)
+        self.guard = outer
         self.ctx.resolver.push(function_locals(node))
+        self._record_defaults(node)
         self.visit_many(node.body)
         self.ctx.resolver.pop()
 
     visit_AsyncFunctionDef = visit_FunctionDef
+
+    def _package_scope(self, node: ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) -> None:
+        absent = package_scope(node.name, self.ctx.catalog)
+        if absent:
+            self.ctx.package_scopes.append((node.lineno, node.end_lineno or node.lineno, absent))
+
+    def visit_ClassDef(self, node: ast.ClassDef) -> None:
+        self._package_scope(node)
+        self.generic_visit(node)
+
+    def _is_predicate(self, name: str) -> bool:
+        """``is_cuda_available``, ``is_rocm_available``: a function that names a vendor."""
+        match = PREDICATE.fullmatch(name)
+        return match is not None and match.group(1).lower() in self.vendors.words
+
+    def _record_defaults(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
+        """``def f(device="cuda")``: the default flows to the parameter's uses, unless the body
+        assigns the parameter (then the default may never reach them)."""
+        arguments = node.args
+        positional = [*arguments.posonlyargs, *arguments.args]
+        with_defaults = positional[len(positional) - len(arguments.defaults) :]
+        pairs = list(zip(with_defaults, arguments.defaults, strict=True))
+        keywords = zip(arguments.kwonlyargs, arguments.kw_defaults, strict=True)
+        pairs += [(a, d) for a, d in keywords if d is not None]
+        pairs = [(a, d) for a, d in pairs if self.relevance.has_candidate(d.lineno, d.lineno)]
+        if not pairs:
+            return
+        assigned = {
+            n.id
+            for statement in node.body
+            for n in walk(statement)
+            if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)
+        }
+        for argument, default in pairs:
+            if argument.arg not in assigned:
+                self.ctx.resolver.record_value(argument.arg, default)
+                self.relevance.add_flow_name(argument.arg)
 
     def visit_Lambda(self, node: ast.Lambda) -> None:
         self.ctx.resolver.push(function_locals(node))
@@ -143,6 +230,24 @@ class Analyser(ast.NodeVisitor):
         self.visit(node.value)
         self._record_assignment(node.targets, node.value)
         self.visit_many(node.targets)
+        for target in node.targets:  # args.dist_backend = "nccl"; self.device = "cuda"
+            if isinstance(target, ast.Attribute):
+                self._record_attribute(target.attr, node.value)
+
+    def _record_attribute(self, attribute: str, value: ast.expr) -> None:
+        if self.relevance.has_candidate(value.lineno, value.end_lineno or value.lineno):
+            self.ctx.attribute_values.setdefault(attribute, []).append(value)
+            self.relevance.add_flow_name(attribute)
+
+    def visit_Call(self, node: ast.Call) -> None:
+        # p.add_argument("--device", default="cuda"): args.device holds the default
+        func = node.func
+        if isinstance(func, ast.Attribute) and func.attr == "add_argument":
+            default = next((k.value for k in node.keywords if k.arg == "default"), None)
+            destination = _argument_destination(node)
+            if default is not None and destination:
+                self._record_attribute(destination, default)
+        self.generic_visit(node)
 
     def visit_AnnAssign(self, node: ast.AnnAssign) -> None:
         if node.value is not None:
@@ -162,6 +267,17 @@ class Analyser(ast.NodeVisitor):
                     resolver.bind_module_assignment(target.id)
                 if cuda_polarity(value, self.ctx.qualified_name, self.ctx.cuda_flags) == 1:
                     self.ctx.cuda_flags.add(target.id)
+                elif not isinstance(value, ast.Constant):
+                    self._record_vendor_flag(target.id, value)
+
+    def _record_vendor_flag(self, name: str, value: ast.expr) -> None:
+        """``use_npu = is_npu_available()``, ``on_xpu = dev.type == "xpu"``: a later
+        ``if use_npu:`` is a branch for that vendor."""
+        targets = only_targets(value, self.ctx.qualified_name, self.vendors)
+        if targets is None and isinstance(value, ast.Compare):
+            targets = handled_targets(value, self.ctx.qualified_name, self.vendors)
+        if targets:
+            self.vendors.flags[name] = targets
 
     def visit_Attribute(self, node: ast.Attribute) -> None:
         name = self.ctx.qualified_name(node)
@@ -193,40 +309,366 @@ class Analyser(ast.NodeVisitor):
 
     def _visit_branches(self, branches: list[Branch], statement: bool) -> None:
         resolve, flags = self.ctx.qualified_name, self.ctx.cuda_flags
+        # Early-return siblings (``if cuda: return ...`` then ``if xpu: return ...``) count as
+        # branches of this chain for what they handle.
+        extra = self._early_return_siblings(branches) if statement else []
         # A branch handles a target when its test or its body names that target's API or device.
-        handled = [
-            frozenset().union(
-                *(handled_targets(n, resolve, self.markers) for n in [b.test, *b.body] if n)
-            )
-            for b in branches
-        ]
+        handled = [self._handled(b) for b in branches]
+        extra_handled = frozenset().union(*(self._handled(b) for b in extra))
         polarity = [
             cuda_polarity(b.test, resolve, flags) if b.test is not None else 0 for b in branches
         ]
         outer = self.guard
+        # ``if torch >= 2.3: torch.amp.X(...) else: torch.cuda.amp.X()``: the older arm
+        newer = newer_torch_arm(branches[0].test) if len(branches) == 2 else None
+        old_arm = None if newer is None else (1 if newer else 0)
         for position, branch in enumerate(branches):
-            covered = frozenset().union(*(h for i, h in enumerate(handled) if i != position))
+            covered = frozenset().union(
+                extra_handled, *(h for i, h in enumerate(handled) if i != position)
+            )
+            only = None
+            if branch.test is not None:
+                only = only_targets(branch.test, resolve, self.vendors)
+                if only is None:  # ``dev in ("cuda", "xpu")`` handles xpu itself
+                    covered |= handled_targets(branch.test, resolve, self.vendors)
+            if self._may_report(branch) and any(
+                _generic_twin(branch, other) for other in branches if other is not branch
+            ):
+                covered |= frozenset(self.vendors.markers)
+            if polarity[position] == 1 and (
+                _only_calls(branch, NVIDIA_FEATURE_CALL) or _asks_for_feature(branch.test)
+            ):
+                # ``if torch.cuda.is_available(): check_nvlink_connectivity()``: an NVIDIA
+                # feature gated on NVIDIA, correct by design
+                covered |= frozenset(self.vendors.markers)
             # A negated CUDA test (``if not torch.cuda.is_available()``) puts the next branch on
             # the CUDA path.
             cuda_only = polarity[position] == 1 or (position > 0 and polarity[position - 1] == -1)
+            # A CUDA branch that only prints or logs (memory used, "running on GPU"), or whose
+            # sibling is a stand-in (``torch.cuda.synchronize if cuda else lambda: None``): info.
+            logs = polarity[position] != 0 and (
+                _only_logs(branch)
+                or any(_stand_in(other) for other in branches if other is not branch)
+            )
+            if polarity[position] == 1 and branch.test is not None:
+                self.ctx.cuda_branches.append((branch.test, branch.body))
             if branch.test is not None:
-                # The CUDA check itself is CUDA-only detection: False on every other vendor.
-                self.guard = outer.inside(cuda_only or polarity[position] != 0, covered)
+                # The CUDA check itself is CUDA-only detection: False on every other vendor,
+                # unless the branch refuses to run (``if device.type != "cuda": raise``).
+                refuses = _refuses(branch)
+                detection = polarity[position] != 0 and not refuses
+                self.guard = outer.inside(
+                    cuda_only or detection,
+                    covered,
+                    info=logs,
+                    refuses=refuses,
+                )
                 self.visit(branch.test)
-            self.guard = outer.inside(cuda_only, covered)
+            self.guard = outer.inside(
+                cuda_only, covered, only, old_torch=position == old_arm, info=logs
+            )
             self.visit_many(branch.body)
         self.guard = outer
 
+    def _may_report(self, branch: Branch) -> bool:
+        """The branch has a line that can hold a finding (what a generic twin would cover)."""
+        nodes = [branch.test, *branch.body] if branch.test is not None else branch.body
+        first = min(n.lineno for n in nodes)
+        return self.relevance.has_candidate(first, max(n.end_lineno or n.lineno for n in nodes))
+
+    def _handled(self, branch: Branch) -> frozenset[str]:
+        nodes = [branch.test, *branch.body] if branch.test is not None else branch.body
+        first = min(n.lineno for n in nodes)
+        last = max(n.end_lineno or n.lineno for n in nodes)
+        if not self.relevance.names_vendor(first, last) and not self._names_flag(first, last):
+            return frozenset()  # nothing in it can name a target
+        resolve = self.ctx.qualified_name
+        return frozenset().union(*(handled_targets(n, resolve, self.vendors) for n in nodes))
+
+    def _names_flag(self, first: int, last: int) -> bool:
+        flags = self.vendors.flags
+        return bool(flags) and any(
+            name in line for line in self.relevance.lines[first - 1 : last] for name in flags
+        )
+
+    def _early_return_siblings(self, branches: list[Branch]) -> list[Branch]:
+        """The other ``if X: return`` statements of a chain without ``else``, and the statements
+        after the chain (its fall-through arm)."""
+        if len(branches) != 1 or len(self.stack) < 2:
+            return []
+        node, parent = self.stack[-1], self.stack[-2]
+        block = next((v for v in vars(parent).values() if isinstance(v, list) and node in v), None)
+        if block is None:
+            return []
+        index = block.index(node)
+
+        leaves = _is_early_return(node)
+
+        def partner(statement: ast.AST) -> bool:  # also ``if name is None:`` detection chains
+            return (leaves and _is_early_return(statement)) or _same_test(statement, node)
+
+        start = index
+        while start > 0 and partner(block[start - 1]):
+            start -= 1
+        end = index + 1
+        while end < len(block) and partner(block[end]):
+            end += 1
+        siblings = [Branch(s.test, list(s.body)) for s in block[start:end] if s is not node]
+        # ``if name is None:`` after earlier statements that try to set ``name``
+        unset = _unset_name(node.test)
+        if unset is not None:
+            siblings += [Branch(None, [s]) for s in block[:start] if _assigns(s, unset)]
+        if leaves and block[end:] and all(_is_early_return(s) for s in block[start:end]):
+            siblings.append(Branch(None, list(block[end:])))
+        return siblings
+
+    def visit_Dict(self, node: ast.Dict) -> None:
+        """Dispatch keyed by device type: the ``"cuda"`` entry's siblings cover their targets."""
+        keys = [
+            k.value if isinstance(k, ast.Constant) and isinstance(k.value, str) else None
+            for k in node.keys
+        ]
+        devices = {key for key in keys if key in self.vendors.markers or key == "cuda"}
+        if "cuda" not in devices or len(devices) < 2:
+            self.generic_visit(node)
+            return
+        outer = self.guard
+        for key, key_node, value in zip(keys, node.keys, node.values, strict=True):
+            if key_node is not None:
+                self.visit(key_node)
+            if key == "cuda":
+                siblings = frozenset(k for k in devices if k != "cuda")
+                self.guard = outer.inside(False, siblings)
+            self.visit(value)
+            self.guard = outer
+
+    def visit_Assert(self, node: ast.Assert) -> None:
+        """``assert torch.cuda.is_available(), "needs CUDA"``: refuses to run elsewhere."""
+        outer = self.guard
+        self.guard = outer.inside(False, frozenset(), refuses=True)
+        self.visit(node.test)
+        self.guard = outer
+        if node.msg is not None:
+            self.visit(node.msg)
+
     def visit_Try(self, node: ast.Try) -> None:
+        self._try_flags(node)
+        handled = any(_handles_failures(handler) for handler in node.handlers)
+        if handled:  # ``try: torch.cuda.mem_get_info() except Exception: ...``: info
+            outer = self.guard
+            self.guard = outer.inside(False, frozenset(), info=True)
+            self.visit_many(node.body)
+            self.guard = outer
+            self.visit_many([*node.handlers, *node.orelse, *node.finalbody])
+            return
+        self.generic_visit(node)
+
+    def _try_flags(self, node: ast.Try) -> None:
         catches_import = any(_catches_import_error(handler) for handler in node.handlers)
         if catches_import:
+            vendors: set[str] = set()
             for child in node.body:
                 for inner in walk(child):
                     if isinstance(inner, ast.Import | ast.ImportFrom):
                         self.ctx.import_fallbacks.add(id(inner))
-        self.generic_visit(node)
+                        vendors.update(self._imported_vendors(inner))
+            # try: import torch_npu; HAS_NPU = True -> ``if HAS_NPU:`` is an Ascend branch
+            for child in node.body if vendors else ():
+                if isinstance(child, ast.Assign) and _is_true(child.value):
+                    for target in child.targets:
+                        if isinstance(target, ast.Name):
+                            self.vendors.flags[target.id] = frozenset(vendors)
+
+    def _imported_vendors(self, node: ast.Import | ast.ImportFrom) -> set[str]:
+        modules = [a.name for a in node.names] if isinstance(node, ast.Import) else [node.module]
+        found = {self.vendors.package_target(m) for m in modules if m}
+        return {t for t in found if t is not None}
 
     visit_TryStar = visit_Try
+
+
+def _argument_destination(call: ast.Call) -> str | None:
+    """The attribute argparse stores an option under: ``--dist-backend`` -> dist_backend."""
+    for keyword in call.keywords:
+        if keyword.arg == "dest" and isinstance(keyword.value, ast.Constant):
+            return str(keyword.value.value)
+    names = [a.value for a in call.args if isinstance(a, ast.Constant) and isinstance(a.value, str)]
+    long = [n for n in names if n.startswith("--")]
+    chosen = long[0] if long else (names[0] if names else "")
+    return chosen.lstrip("-").replace("-", "_") or None
+
+
+def _is_true(node: ast.expr) -> bool:
+    return isinstance(node, ast.Constant) and node.value is True
+
+
+TERMINATORS = (ast.Return, ast.Raise, ast.Continue, ast.Break)
+
+
+def _leaves(body: list[ast.AST]) -> bool:
+    """The block ends by leaving (return, raise, continue, break)."""
+    return bool(body) and isinstance(body[-1], TERMINATORS)
+
+
+def _is_early_return(statement: ast.AST) -> bool:
+    return isinstance(statement, ast.If) and not statement.orelse and _leaves(statement.body)
+
+
+def _unset_name(test: ast.expr) -> str | None:
+    """``name is None`` or ``not name``: the name a detection chain tries to set."""
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        test = test.operand
+        return test.id if isinstance(test, ast.Name) else None
+    if (
+        isinstance(test, ast.Compare)
+        and isinstance(test.left, ast.Name)
+        and isinstance(test.ops[0], ast.Is)
+        and isinstance(test.comparators[0], ast.Constant)
+        and test.comparators[0].value is None
+    ):
+        return test.left.id
+    return None
+
+
+def _assigns(statement: ast.AST, name: str) -> bool:
+    return any(
+        isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Store)
+        for n in walk(statement)
+    )
+
+
+def _same_test(statement: ast.AST, node: ast.AST) -> bool:
+    return (
+        isinstance(statement, ast.If)
+        and isinstance(node, ast.If)
+        and not statement.orelse
+        and ast.dump(statement.test) == ast.dump(node.test)
+    )
+
+
+def _refuses(branch: Branch) -> bool:
+    """``if device.type != "cuda": raise ...``: the branch refuses to run, it does not fall back."""
+    return len(branch.body) == 1 and isinstance(branch.body[0], ast.Raise)
+
+
+def _generic_twin(branch: Branch, other: Branch) -> bool:
+    """``dist.barrier(device_ids=[r]) if use_ids else dist.barrier()``: the other arm makes the
+    same call without the device-specific arguments, so every target has a working arm."""
+    calls = _calls_by_name(branch)
+    twins = _calls_by_name(other)
+    for name in calls.keys() & twins.keys():
+        for twin in twins[name]:
+            if CUDA_TEXT.search(ast.unparse(twin)):
+                continue
+            function = ast.unparse(twin.func)
+            if any(
+                ast.unparse(call.func) == function and _drops_only_hints(call, twin)
+                for call in calls[name]
+            ):
+                return True
+    return False
+
+
+def _calls_by_name(branch: Branch) -> dict[str, list[ast.Call]]:
+    found: dict[str, list[ast.Call]] = {}
+    for part in branch.body:
+        for node in walk(part):
+            if isinstance(node, ast.Call):
+                func = node.func
+                name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+                found.setdefault(name, []).append(node)
+    return found
+
+
+#: Keywords that place work on a device: an arm that drops them runs on the CPU instead.
+PLACEMENTS = frozenset({"device", "map_location", "device_type", "output_device"})
+
+
+def _drops_only_hints(call: ast.Call, twin: ast.Call) -> bool:
+    """``twin`` is ``call`` less some keyword arguments, none of which places work on a device:
+    ``barrier(device_ids=...)`` -> ``barrier()``, not ``ones(2, device="cuda")`` -> ``ones(2)``."""
+    kept = _arguments(twin)
+    if not kept < _arguments(call):
+        return False
+    dropped_positional = any(ast.unparse(a) not in kept for a in call.args)
+    dropped = [k.arg for k in call.keywords if ast.unparse(k) not in kept]
+    return not dropped_positional and all(k is not None and k not in PLACEMENTS for k in dropped)
+
+
+def _arguments(call: ast.Call) -> frozenset[str]:
+    return frozenset([ast.unparse(a) for a in call.args] + [ast.unparse(k) for k in call.keywords])
+
+
+CUDA_TEXT = re.compile(r"(?i:cuda|nccl|nvidia)")
+
+
+#: Exceptions whose handler takes care of a CUDA call failing off CUDA.
+FAILURES = frozenset(
+    {"Exception", "BaseException", "RuntimeError", "AssertionError", "AttributeError"}
+)
+LOG_CALLS = frozenset(
+    {"print", "debug", "info", "warning", "warn", "log", "write", "rank_zero_info"}
+)
+
+
+def _handles_failures(handler: ast.ExceptHandler) -> bool:
+    if handler.type is None:
+        return True
+    names = handler.type.elts if isinstance(handler.type, ast.Tuple) else [handler.type]
+    return any(
+        (n.id if isinstance(n, ast.Name) else getattr(n, "attr", None)) in FAILURES for n in names
+    )
+
+
+#: A function named for an NVIDIA-only feature: ``check_nvlink_connectivity``,
+#: ``check_cuda_fp8_capability``, ``check_cuda_p2p_ib_support``, ``_load_flash_attention_3``.
+NVIDIA_FEATURE_CALL = re.compile(
+    r"(?i)nvlink|nvidia|nvml|fp8|p2p|flash_?attention_?3|fa3|hopper|check_cuda"
+)
+
+
+def _asks_for_feature(test: ast.expr | None) -> bool:
+    """The test of a CUDA branch also asks for an NVIDIA-only feature
+    (``device.type == "cuda" and not check_cuda_p2p_ib_support()``): a feature gate."""
+    for node in walk(test) if test is not None else ():
+        if isinstance(node, ast.Call):
+            func = node.func
+            name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+            if NVIDIA_FEATURE_CALL.search(name):
+                return True
+    return False
+
+
+LOG_CALL = re.compile(r"(?:print|debug|info|warning|warn|log|write)$")
+
+
+def _only_calls(branch: Branch, pattern: re.Pattern[str]) -> bool:
+    """The branch body only makes calls whose function name matches ``pattern``."""
+    if not branch.body:
+        return False
+    for statement in branch.body:
+        if not (isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Call)):
+            return False
+        func = statement.value.func
+        name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+        if not pattern.search(name):
+            return False
+    return True
+
+
+def _stand_in(branch: Branch) -> bool:
+    """``lambda: None``, ``lambda: 0``, ``None``: an arm that stands in for the CUDA one."""
+    if len(branch.body) != 1:
+        return False
+    arm = branch.body[0]
+    if isinstance(arm, ast.Lambda):
+        arm = arm.body
+    return isinstance(arm, ast.Constant) and not isinstance(arm.value, str)
+
+
+def _only_logs(branch: Branch) -> bool:
+    """The branch body only prints or logs."""
+    return _only_calls(branch, LOG_CALL)
 
 
 def _catches_import_error(handler: ast.ExceptHandler) -> bool:
@@ -248,11 +690,22 @@ def analyse_python(
         return [parse_error_finding(source.path, error, index, catalog, requires)]
     except (ValueError, RecursionError) as error:  # null bytes; absurdly deep nesting
         return [_finding_at_start(source.path, f"cannot parse: {error}", catalog)]
+    backends = find_backends(tree, source.path, source.text.count("\n") + 1, catalog)
+    summaries = [
+        backend_finding(backend, source.path, catalog) for backend in backends if backend.summarised
+    ]
+    if any(backend.kind == "module" for backend in backends):
+        return summaries  # the whole file is the backend: nothing in it is reported
     ctx = Context(path=source.path, text=source.text, catalog=catalog, index=index)
+    ctx.backend_lines = [(backend.first_line, backend.last_line) for backend in backends]
+    stem = os.path.splitext(os.path.basename(source.path))[0]
+    absent = package_scope(stem, catalog)
+    if absent:  # bitsandbytes.py, bnb.py
+        ctx.package_scopes.append((1, source.text.count("\n") + 1, absent))
     min_torch = (settings or Settings()).min_torch
     ctx.fixes = FixBuilder(ctx, tree, min_torch, source.newline)
     Analyser(ctx).visit(tree)
-    findings = ctx.findings()
+    findings = summaries + ctx.findings()
     ctx.fixes = None  # the builder refers back to ctx: without the cycle, the tree is freed now
     return findings
 

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import ast
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from portlint.catalog import Catalog, Rule
 from portlint.model import PORTABLE, Advice, Finding, Fix, Severity, Span, Status
 from portlint.python.guards import NO_GUARD, Guard
 from portlint.python.names import NameResolver
+from portlint.python.tree import walk
 from portlint.textindex import LineIndex
 
 GUARDED_NOTE = "only on the CUDA path: {targets} skip it and silently run on the CPU"
@@ -45,6 +46,19 @@ class Context:
     parents: dict[int, ast.AST] = field(default_factory=dict)
     #: Builds fixes for this module (``portlint.python.fixes.FixBuilder``); set before the walk.
     fixes: Any = None
+    #: (first, last) lines of the CUDA and ROCm backends in the file (PRT105) and of ``def cuda``
+    #: overrides: nothing inside them is reported.
+    backend_lines: list[tuple[int, int]] = field(default_factory=list)
+    #: (test, body) of each branch on a CUDA test, to make the test info when its body is.
+    cuda_branches: list[tuple[ast.expr, list[ast.AST]]] = field(default_factory=list)
+    #: Attribute name -> values assigned to it anywhere in the file (``args.device = "cuda"``,
+    #: argparse ``default=``), for device-string and backend flows.
+    attribute_values: dict[str, list[ast.expr]] = field(default_factory=dict)
+    #: (first, last, targets) of modules, classes and functions named for a CUDA-only package:
+    #: the targets without a build of the package are not reported inside them.
+    package_scopes: list[tuple[int, int, frozenset[str]]] = field(default_factory=list)
+    #: Local name -> the cuDNN/TF32 switch its value was read from (``old = ...benchmark``).
+    saved_switches: dict[str, str] = field(default_factory=dict)
     _reported: set[tuple[int, str]] = field(default_factory=set)
 
     def qualified_name(self, node: ast.AST) -> str | None:
@@ -78,36 +92,68 @@ class Context:
         The guard in force at ``node`` is applied when the walk is over.
         """
         key = (id(node), code)
-        if key in self._reported:
+        if key in self._reported or self.in_backend(node):
             return
         self._reported.add(key)
         rule = self.catalog.rules[code]
         chosen = targets if targets is not None else rule.targets
         self.reports.append(Report(node, rule, message, chosen, severity, fix, span))
 
+    def in_backend(self, node: ast.AST) -> bool:
+        line = getattr(node, "lineno", 0)
+        return any(first <= line <= last for first, last in self.backend_lines)
+
     def findings(self) -> list[Finding]:
-        result = []
+        finished = {}
         for report in self.reports:
             finding = self._finish(report)
             if finding is not None:
-                result.append(finding)
-        return result
+                finished[id(report)] = (report, finding)
+        self._quiet_tests(finished)
+        return [finding for _, finding in finished.values()]
+
+    def _quiet_tests(self, finished: dict[int, tuple[Report, Finding]]) -> None:
+        """A CUDA test whose branch has only info-level findings (memory printouts, seeding after
+        torch.manual_seed) is itself info: nothing breaks on the other targets."""
+        for test, body in self.cuda_branches:
+            test_ids = {id(node) for node in walk(test)}
+            body_ids = {id(node) for part in body for node in walk(part)}
+            inside = [f for r, f in finished.values() if id(r.node) in body_ids]
+            if not inside or any(f.severity is not Severity.INFO for f in inside):
+                continue
+            for key, (report, finding) in finished.items():
+                if id(report.node) in test_ids and finding.severity is not Severity.INFO:
+                    message = finding.message.split(" (" + GUARDED_NOTE[:16])[0]
+                    quiet = replace(finding, severity=Severity.INFO, message=message)
+                    finished[key] = (report, quiet)
 
     def _finish(self, report: Report) -> Finding | None:
         guard = self.guards.get(id(report.node), NO_GUARD)
         targets = dict(report.targets)
-        for target in guard.covered:
-            if target in targets:
+        for target in targets:
+            if target in guard.covered or (guard.only is not None and target not in guard.only):
                 targets[target] = PORTABLE
+        if not isinstance(report.node, ast.alias):  # the import itself keeps every target
+            line = getattr(report.node, "lineno", 0)
+            for first, last, absent in self.package_scopes:
+                if first <= line <= last:
+                    for target in absent & targets.keys():
+                        targets[target] = PORTABLE
         if guard.cuda_only and "cpu" in targets:
             targets["cpu"] = PORTABLE
         if targets and all(advice.status is Status.PORTABLE for advice in targets.values()):
             return None
         severity = report.severity or report.rule.severity
         message = report.message
-        if guard.cuda_only:
-            if severity is Severity.ERROR:
-                severity = Severity.WARNING
+        # An import keeps its own severity: one with a fallback is a warning (PRT501).
+        if guard.info and not isinstance(report.node, ast.alias):
+            severity = Severity.INFO
+        if guard.refuses and guard.cuda_only:  # an assert only the CUDA path reaches
+            severity = Severity.INFO
+        elif guard.refuses:  # ``assert torch.cuda.is_available()``: it stops everywhere else
+            severity = Severity.ERROR
+        elif guard.cuda_only and severity is not Severity.INFO:
+            severity = Severity.WARNING
             skipped = [t for t, a in targets.items() if not a.portable and t != "rocm"]
             if skipped:
                 message += " (" + GUARDED_NOTE.format(targets=", ".join(skipped)) + ")"

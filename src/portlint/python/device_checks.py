@@ -6,8 +6,9 @@ import ast
 import re
 from dataclasses import dataclass, replace
 
-from portlint.model import Advice, Span, Status
+from portlint.model import PORTABLE, Advice, Span, Status
 from portlint.python.context import Context
+from portlint.python.torch_api import torch_cuda_api
 
 CUDA_DEVICE = re.compile(r"^cuda(:\d+)?$")
 CUDA_PREFIX = re.compile(r"^cuda(:|$)")
@@ -83,13 +84,23 @@ def _device_literals(
             else expr.elts
         )
         return [hit for part in parts for hit in _device_literals(part, ctx, depth, origin)]
-    if isinstance(expr, ast.Name) and depth < FLOW_DEPTH:
+    if isinstance(expr, ast.Name | ast.Attribute) and depth < FLOW_DEPTH:
         return [
             hit
-            for value in ctx.resolver.values_of(expr.id)
+            for value in flowing_values(expr, ctx)
             for hit in _device_literals(value, ctx, depth + 1, value)
         ]
     return []
+
+
+def flowing_values(expr: ast.Name | ast.Attribute, ctx: Context) -> list[ast.expr]:
+    """What a name or an attribute was assigned: ``dev = "cuda"``, a parameter default,
+    ``args.device`` from ``add_argument("--device", default="cuda")``."""
+    if isinstance(expr, ast.Name):
+        return ctx.resolver.values_of(expr.id)
+    if ctx.qualified_name(expr) is not None:
+        return []  # a module attribute (torch.float16), not an object's
+    return ctx.attribute_values.get(expr.attr, [])
 
 
 def is_cpu_fallback(expr: ast.expr, ctx: Context) -> bool:
@@ -127,8 +138,22 @@ def device_arguments(node: ast.Call, name: str | None) -> list[tuple[ast.expr, b
     return found
 
 
+#: Device-type positions whose torch.cuda counterpart's measured behaviour without CUDA sets
+#: the severity (``torch.autocast("cuda")`` warns and disables itself, like
+#: ``torch.cuda.amp.autocast``): rules/generated/torch_cuda_behaviour.toml.
+BEHAVES_LIKE = {
+    "torch.autocast": "amp.autocast",
+    "torch.amp.autocast": "amp.autocast",
+    "torch.amp.GradScaler": "amp.GradScaler",
+}
+
+
 def check_device_strings(node: ast.Call, ctx: Context) -> None:
     name = ctx.qualified_name(node.func)
+    severity, behaviour = None, ""
+    if name in BEHAVES_LIKE:
+        entry = torch_cuda_api(ctx.catalog).entry(BEHAVES_LIKE[name])
+        severity, behaviour = entry.severity, entry.behaviour_text()
     for argument, wants_type in device_arguments(node, name):
         for literal in device_literals(argument, ctx):
             flow = (
@@ -136,9 +161,11 @@ def check_device_strings(node: ast.Call, ctx: Context) -> None:
             )
             text = ctx.source(literal.node)
             message = f"Hard-coded CUDA device `{text}`{flow}"
+            if behaviour:
+                message += f" ({behaviour})"
             fix = _device_fix(node, name, argument, literal, wants_type, ctx)
             targets = _keeping_index(ctx.catalog.rules["PRT101"].targets, text)
-            ctx.report(literal.node, "PRT101", message, targets=targets, fix=fix)
+            ctx.report(literal.node, "PRT101", message, targets=targets, fix=fix, severity=severity)
 
 
 def _keeping_index(targets, text: str) -> dict[str, Advice]:
@@ -184,6 +211,9 @@ def check_cuda_method(node: ast.Call, ctx: Context) -> None:
         return
     if ctx.qualified_name(func) is not None:
         return  # a module attribute such as torch.cuda, not a method call
+    receiver = func.value
+    if isinstance(receiver, ast.Call) and getattr(receiver.func, "id", None) == "super":
+        return  # super().cuda(...) inside a ``def cuda`` override: not a call site
     message = "`.cuda()` moves the object to a CUDA device"
     tail = attribute_tail_span(node, ctx)
     fix = ctx.fixes.cuda_method(node, tail) if ctx.fixes else None
@@ -193,10 +223,12 @@ def check_cuda_method(node: ast.Call, ctx: Context) -> None:
 def check_is_cuda(node: ast.Attribute, ctx: Context) -> None:
     if node.attr != "is_cuda" or not isinstance(node.ctx, ast.Load):
         return
+    parent = ctx.parents.get(id(node))
+    if isinstance(parent, ast.Call) and parent.func is node:
+        return  # ``platform.is_cuda()``: a method of the caller's own, not the tensor attribute
     message = "`.is_cuda` is False on every accelerator but NVIDIA and ROCm"
     fix = None
     if ctx.fixes:
-        parent = ctx.parents.get(id(node))
         fix = ctx.fixes.is_cuda(node, parenthesise=not _takes_a_test(parent, node))
     ctx.report(node, "PRT103", message, span=attribute_tail_span(node, ctx), fix=fix)
 
@@ -216,21 +248,30 @@ def _is_device_expression(node: ast.expr) -> bool:
     if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "str":
         return bool(node.args) and _is_device_expression(node.args[0])
     if isinstance(node, ast.Attribute):
-        return node.attr == "type" or "device" in node.attr
+        return node.attr == "type" or any(word in node.attr for word in DEVICE_WORDS)
     if isinstance(node, ast.Name):
-        return "device" in node.id
+        return any(word in node.id for word in DEVICE_WORDS)
     return False
+
+
+#: Names that hold a device or an accelerator name (``self._accelerator_flag``).
+DEVICE_WORDS = ("device", "accelerator")
 
 
 def check_device_type_comparison(node: ast.Compare, ctx: Context) -> None:
     operands = [node.left, *node.comparators]
     if not any(_is_device_expression(operand) for operand in operands):
         return
+    rule = ctx.catalog.rules["PRT104"]
     for operand in operands:
         elements = (
             operand.elts if isinstance(operand, ast.Tuple | ast.List | ast.Set) else [operand]
         )
+        # ``device_type in ("cuda", "mps", "cpu")``: the targets listed beside it are handled
+        listed = {e.value for e in elements if isinstance(e, ast.Constant)}
+        targets = {t: PORTABLE if t in listed else a for t, a in rule.targets.items()}
         for element in elements:
             if isinstance(element, ast.Constant) and element.value == "cuda":
                 fix = ctx.fixes.device_type_comparison(node, element) if ctx.fixes else None
-                ctx.report(element, "PRT104", 'Device type compared with `"cuda"`', fix=fix)
+                message = 'Device type compared with `"cuda"`'
+                ctx.report(element, "PRT104", message, targets=targets, fix=fix)

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import ast
+import re
 
 from portlint.python.context import Context
+from portlint.python.device_checks import flowing_values
 
 #: Function name -> does its first positional argument take the backend?
 BACKEND_CALLS = {
@@ -18,12 +20,35 @@ BACKEND_KEYWORDS = frozenset({"backend", "dist_backend"})
 FLOW_DEPTH = 3
 
 
+#: ``"nccl"``, ``"cuda:nccl,cpu:gloo"``: a backend string, split into its parts.
+BACKEND_PARTS = re.compile(r"[:,\s]+")
+
+
 def _is_nccl(node: ast.AST) -> bool:
+    """A backend string naming NCCL; not ``"NCCL_P2P_DISABLE"`` or ``"ncclAllReduce"``."""
     return (
         isinstance(node, ast.Constant)
         and isinstance(node.value, str)
-        and "nccl" in node.value.lower()
+        and "nccl" in BACKEND_PARTS.split(node.value.strip().lower())
     )
+
+
+def _names_backend(node: ast.AST) -> bool:
+    """``backend``, ``args.dist_backend``, ``dist.get_backend()``, ``Backend.NCCL``."""
+    if isinstance(node, ast.Call):
+        node = node.func
+    if isinstance(node, ast.Attribute):
+        return "backend" in node.attr.lower() or node.attr == "NCCL" or _names_backend(node.value)
+    return isinstance(node, ast.Name) and "backend" in node.id.lower()
+
+
+def _refused(node: ast.AST, ctx: Context) -> bool:
+    """Inside ``assert ...``: code that refuses NCCL (``assert backend != Backend.NCCL``) or
+    checks for it, not a place that chooses it."""
+    current = ctx.parents.get(id(node))
+    while current is not None and not isinstance(current, ast.stmt):
+        current = ctx.parents.get(id(current))
+    return isinstance(current, ast.Assert)
 
 
 def nccl_literals(expr: ast.expr, ctx: Context, depth: int = 0) -> list[tuple[ast.Constant, bool]]:
@@ -31,10 +56,10 @@ def nccl_literals(expr: ast.expr, ctx: Context, depth: int = 0) -> list[tuple[as
         return [(expr, depth > 0)]
     if isinstance(expr, ast.IfExp):
         return nccl_literals(expr.body, ctx, depth) + nccl_literals(expr.orelse, ctx, depth)
-    if isinstance(expr, ast.Name) and depth < FLOW_DEPTH:
+    if isinstance(expr, ast.Name | ast.Attribute) and depth < FLOW_DEPTH:
         return [
             hit
-            for value in ctx.resolver.values_of(expr.id)
+            for value in flowing_values(expr, ctx)
             for hit in nccl_literals(value, ctx, depth + 1)
         ]
     return []
@@ -63,15 +88,35 @@ def check_backend_call(node: ast.Call, ctx: Context) -> None:
 
 
 def check_backend_attribute(node: ast.Attribute, name: str, ctx: Context) -> None:
-    if name == "torch.distributed.Backend.NCCL":
-        ctx.report(node, "PRT301", "NCCL backend hard-coded")
+    if name == "torch.distributed.Backend.NCCL" and not _refused(node, ctx):
+        parent = ctx.parents.get(id(node))
+        code = "PRT302" if isinstance(parent, ast.Compare) else "PRT301"
+        message = "Backend compared with `Backend.NCCL`" if code == "PRT302" else None
+        ctx.report(node, code, message or "NCCL backend hard-coded")
 
 
 def check_backend_comparison(node: ast.Compare, ctx: Context) -> None:
-    for operand in (node.left, *node.comparators):
+    """``backend == "nccl"``, ``dist.get_backend() in ("nccl", ...)``: only a comparison with
+    something that names a backend (not ``"NCCL" in key``)."""
+    operands = [node.left, *node.comparators]
+    if not any(_names_backend(operand) for operand in operands) or _refused(node, ctx):
+        return
+    if _selects_a_number(node, ctx):
+        return  # ``1800 if backend != "nccl" else 600``: a timeout, not a device choice
+    for operand in operands:
         elements = (
             operand.elts if isinstance(operand, ast.Tuple | ast.List | ast.Set) else [operand]
         )
         for element in elements:
             if _is_nccl(element):
                 ctx.report(element, "PRT302", 'Backend compared with `"nccl"`')
+
+
+def _selects_a_number(node: ast.Compare, ctx: Context) -> bool:
+    parent = ctx.parents.get(id(node))
+    if not isinstance(parent, ast.IfExp) or parent.test is not node:
+        return False
+    return all(
+        isinstance(arm, ast.Constant) and isinstance(arm.value, int | float)
+        for arm in (parent.body, parent.orelse)
+    )

@@ -7,7 +7,7 @@ import functools
 import re
 
 from portlint.catalog import Catalog
-from portlint.model import PORTABLE, TARGETS, Advice, Status
+from portlint.model import PORTABLE, TARGETS, Advice, Severity, Status
 from portlint.python.context import Context
 
 ENVIRON = "os.environ"
@@ -22,6 +22,10 @@ ENV_NAME_CALLS = frozenset(
         "os.unsetenv",
     }
 )
+#: Methods of any mapping whose first argument is a key (``current_env.setdefault(...)``).
+MAPPING_METHODS = frozenset({"get", "setdefault", "pop"})
+#: Calls that build a path whose parts may name a tool: ``os.path.join(home, "bin", "nvcc")``.
+PATH_CALLS = frozenset({"os.path.join", "pathlib.Path", "pathlib.PurePath"})
 #: Calls that run a command given as a string or an argument list.
 COMMAND_CALLS = frozenset(
     {
@@ -49,6 +53,13 @@ def env_advice(catalog: Catalog) -> dict[str, dict[str, Advice]]:
 
 
 @functools.cache
+def env_severity(catalog: Catalog) -> dict[str, Severity]:
+    """Variable name -> its severity where ``[env.*]`` gives one (info: no effect elsewhere)."""
+    rows = catalog.table("environment").get("env", {})
+    return {name: Severity(row["severity"]) for name, row in rows.items() if "severity" in row}
+
+
+@functools.cache
 def tool_advice(catalog: Catalog) -> dict[str, dict[str, Advice]]:
     return {
         name: _advice_from_row(row, rocm_portable=False)
@@ -69,33 +80,36 @@ def _advice_from_row(row: dict, rocm_portable: bool) -> dict[str, Advice]:
     return advice
 
 
-def _report_variable(node: ast.AST, ctx: Context) -> None:
+def _report_variable(node: ast.AST, ctx: Context, any_case: bool = False) -> None:
     if not (isinstance(node, ast.Constant) and isinstance(node.value, str)):
         return
-    advice = env_advice(ctx.catalog).get(node.value)
+    name = node.value.upper() if any_case and node.value.startswith("nccl_") else node.value
+    advice = env_advice(ctx.catalog).get(name)
     if advice is not None:
-        message = f"`{node.value}` is honoured only by NVIDIA's stack"
-        ctx.report(node, "PRT401", message, targets=advice)
+        message = f"`{name}` is honoured only by NVIDIA's stack"
+        severity = env_severity(ctx.catalog).get(name)
+        ctx.report(node, "PRT401", message, targets=advice, severity=severity)
 
 
 def check_environ_subscript(node: ast.Subscript, ctx: Context) -> None:
-    if ctx.qualified_name(node.value) == ENVIRON:
-        _report_variable(node.slice, ctx)
+    """``os.environ["NCCL_DEBUG"]``, and any other mapping of variables (``env = os.environ.copy()``
+    then ``env["NCCL_P2P_DISABLE"] = "1"``): the names are distinctive enough. Lower-case
+    ``nccl_*`` keys count too (``patch_environment(nccl_p2p_disable="1")`` style helpers)."""
+    _report_variable(node.slice, ctx, any_case=ctx.qualified_name(node.value) != ENVIRON)
+
+
+def check_environ_dict(node: ast.Dict, ctx: Context) -> None:
+    """``{"CUDA_VISIBLE_DEVICES": "0"}``: a mapping of variables, wherever it goes."""
+    for key in node.keys:
+        if key is not None:
+            _report_variable(key, ctx)
 
 
 def check_environ_call(node: ast.Call, ctx: Context) -> None:
     name = ctx.qualified_name(node.func)
-    if name in ENV_NAME_CALLS and node.args:
-        _report_variable(node.args[0], ctx)
-    elif name == "os.environ.update" and node.args and isinstance(node.args[0], ast.Dict):
-        for key in node.args[0].keys:
-            if key is not None:
-                _report_variable(key, ctx)
-    for keyword in node.keywords:
-        if keyword.arg == "env" and isinstance(keyword.value, ast.Dict):
-            for key in keyword.value.keys:
-                if key is not None:
-                    _report_variable(key, ctx)
+    method = node.func.attr if isinstance(node.func, ast.Attribute) else None
+    if (name in ENV_NAME_CALLS or method in MAPPING_METHODS) and node.args:
+        _report_variable(node.args[0], ctx)  # also env.setdefault(...) on a copied mapping
 
 
 def check_environ_membership(node: ast.Compare, ctx: Context) -> None:
@@ -110,19 +124,49 @@ def _tool_pattern(names: tuple[str, ...]) -> re.Pattern[str]:
     return re.compile(rf"(?<![\w.-])({alternatives})(?![\w-])")
 
 
-def check_tool_call(node: ast.Call, ctx: Context) -> None:
-    if ctx.qualified_name(node.func) not in COMMAND_CALLS or not node.args:
+def _report_tool(string: ast.AST, ctx: Context, severity: Severity | None = None) -> None:
+    if not (isinstance(string, ast.Constant) and isinstance(string.value, str)):
         return
     tools = tool_advice(ctx.catalog)
-    pattern = _tool_pattern(tuple(sorted(tools)))
+    match = _tool_pattern(tuple(sorted(tools))).search(string.value)
+    if match:
+        tool = match.group(1)
+        message = f"`{tool}` exists only where the NVIDIA driver or toolkit is installed"
+        ctx.report(string, "PRT402", message, targets=tools[tool], severity=severity)
+
+
+def check_tool_path(node: ast.Call, ctx: Context) -> None:
+    """``os.path.join(cuda_home, "bin", "nvcc")``: the path of a tool, about to be run."""
+    if ctx.qualified_name(node.func) in PATH_CALLS:
+        for argument in node.args:
+            if isinstance(argument, ast.Constant) and argument.value in tool_advice(ctx.catalog):
+                _report_tool(argument, ctx)
+
+
+def check_tool_return(node: ast.Return, ctx: Context) -> None:
+    """``return ["nvidia-smi", "-L"]`` or ``return "nvidia-smi"``: a command handed to a runner."""
+    value = node.value
+    if isinstance(value, ast.Name):
+        values = ctx.resolver.values_of(value.id)
+    else:
+        values = [value] if value is not None else []
+    for returned in values:
+        first = returned
+        if isinstance(returned, ast.List | ast.Tuple) and returned.elts:
+            first = returned.elts[0]
+        if isinstance(first, ast.Constant) and first.value in tool_advice(ctx.catalog):
+            _report_tool(first, ctx)
+
+
+def check_tool_call(node: ast.Call, ctx: Context) -> None:
+    name = ctx.qualified_name(node.func)
+    if name not in COMMAND_CALLS or not node.args:
+        return
+    # ``shutil.which("nvcc")`` only asks whether the tool is there: info
+    severity = Severity.INFO if name == "shutil.which" else None
     command = node.args[0]
     strings = command.elts[:1] if isinstance(command, ast.List | ast.Tuple) else [command]
     if isinstance(command, ast.JoinedStr):
         strings = list(command.values)
     for string in strings:
-        if isinstance(string, ast.Constant) and isinstance(string.value, str):
-            match = pattern.search(string.value)
-            if match:
-                tool = match.group(1)
-                message = f"`{tool}` exists only where the NVIDIA driver or toolkit is installed"
-                ctx.report(string, "PRT402", message, targets=tools[tool])
+        _report_tool(string, ctx, severity)

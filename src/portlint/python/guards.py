@@ -9,9 +9,11 @@ CPU code, so a guarded site is never a problem for the ``cpu`` target.
 from __future__ import annotations
 
 import ast
-from collections.abc import Callable
-from dataclasses import dataclass
+import re
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 
+from portlint.python.backends import vendor_of
 from portlint.python.tree import walk
 
 #: Qualified names whose truth means "an NVIDIA (or ROCm) GPU is here".
@@ -28,15 +30,86 @@ CUDA_CHECKS = frozenset(
 GENERIC_MARKERS = ("torch.accelerator", "torch.get_device_module")
 
 
+#: ``"cuda"``, ``"cuda:0"``; not a backend spec such as ``"cuda:nccl,cpu:gloo"``.
+CUDA_DEVICE_TEXT = re.compile(r"cuda(:\d+)?")
+#: ``is_npu_available``, ``is_torch_xpu_available``, ``is_rocm``, ``has_mlu``: a vendor predicate.
+PREDICATE = re.compile(r"(?:is|has|use)_(?:torch_)?([a-z]+)(?:_available)?", re.IGNORECASE)
+
+
 @dataclass(frozen=True)
 class Guard:
     """Where a node sits: under a CUDA check, and which targets other branches handle."""
 
     cuda_only: bool = False
     covered: frozenset[str] = frozenset()
+    #: The only targets that can reach the node (``elif is_npu_available():`` -> npu), or None.
+    only: frozenset[str] | None = None
+    #: In the arm of a torch-version test that runs on the older torch: no newer form exists.
+    old_torch: bool = False
+    #: Nothing breaks here (a try whose except handles the failure, an annotation, a branch
+    #: that only logs): info.
+    info: bool = False
+    #: In a test that refuses to run elsewhere (``assert torch.cuda.is_available()``): error.
+    refuses: bool = False
 
-    def inside(self, cuda_only: bool, covered: frozenset[str]) -> Guard:
-        return Guard(self.cuda_only or cuda_only, self.covered | covered)
+    def inside(
+        self,
+        cuda_only: bool,
+        covered: frozenset[str],
+        only: frozenset[str] | None = None,
+        old_torch: bool = False,
+        info: bool = False,
+        refuses: bool = False,
+    ) -> Guard:
+        if only is None:
+            only = self.only
+        elif self.only is not None:
+            only = only & self.only
+        return Guard(
+            self.cuda_only or cuda_only,
+            self.covered | covered,
+            only,
+            self.old_torch or old_torch,
+            self.info or info,
+            self.refuses or refuses,
+        )
+
+
+@dataclass
+class Vendors:
+    """What names a vendor in a branch test: the target markers of rules/targets.toml and the
+    vendor words of rules/device.toml, plus the local names that hold a vendor check."""
+
+    markers: dict[str, tuple[str, ...]]
+    #: vendor word -> vendor key (a target, ``cuda``, or another vendor)
+    words: Mapping[str, str]
+    #: name -> targets, for ``use_npu = is_npu_available()`` and try-imports of torch_npu
+    flags: dict[str, frozenset[str]] = field(default_factory=dict)
+
+    def package_target(self, module: str) -> str | None:
+        """``torch_npu`` -> npu: a marker that is a top-level package name."""
+        for target, names in self.markers.items():
+            if module in names or module.split(".")[0] in names:
+                return target
+        return None
+
+    def predicate_vendor(self, node: ast.AST) -> str | None:
+        """The vendor a predicate call or name asks about: ``is_npu_available()`` -> npu,
+        ``current_platform.is_rocm()`` -> rocm, ``MPSAccelerator.is_available()`` -> mps."""
+        func = node.func if isinstance(node, ast.Call) else node
+        name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", None)
+        if name is None:
+            return None
+        match = PREDICATE.fullmatch(name)
+        if match:
+            return self.words.get(match.group(1).lower())
+        if name == "is_available" and isinstance(func, ast.Attribute):
+            receiver = func.value
+            owner = receiver.attr if isinstance(receiver, ast.Attribute) else None
+            owner = owner or getattr(receiver, "id", None)
+            if owner:
+                return vendor_of(owner, self.words)
+        return None
 
 
 NO_GUARD = Guard()
@@ -96,7 +169,17 @@ def _is_cuda_check(expr: ast.expr, resolve: Resolve) -> bool:
     target = expr.func if isinstance(expr, ast.Call) else expr
     if isinstance(target, ast.Attribute) and target.attr == "is_cuda":
         return True
+    if isinstance(expr, ast.Call) and CUDA_PREDICATE.fullmatch(_call_name(expr) or ""):
+        return True  # is_cuda_available(), current_platform.is_cuda()
     return resolve(target) in CUDA_CHECKS
+
+
+CUDA_PREDICATE = re.compile(r"is_(?:torch_)?(?:cuda|nvidia)(?:_available)?")
+
+
+def _call_name(call: ast.Call) -> str | None:
+    func = call.func
+    return func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", None)
 
 
 def _compare_polarity(test: ast.Compare, resolve: Resolve) -> int:
@@ -117,23 +200,34 @@ def _compare_polarity(test: ast.Compare, resolve: Resolve) -> int:
 
 def _is_cuda_string(node: ast.expr) -> bool:
     if isinstance(node, ast.Constant) and isinstance(node.value, str):
-        return node.value == "cuda" or node.value.startswith("cuda:")
+        return CUDA_DEVICE_TEXT.fullmatch(node.value) is not None
     if isinstance(node, ast.Tuple | ast.List | ast.Set):
         return any(_is_cuda_string(element) for element in node.elts)
     return False
 
 
-def handled_targets(
-    expr: ast.AST, resolve: Resolve, markers: dict[str, tuple[str, ...]]
-) -> frozenset[str]:
+def handled_targets(expr: ast.AST, resolve: Resolve, vendors: Vendors) -> frozenset[str]:
     """Targets that a branch test, or a fallback value, takes care of."""
+    markers = vendors.markers
     handled: set[str] = set()
     for node in walk(expr):
         if isinstance(node, ast.Constant) and isinstance(node.value, str):
             device = node.value.split(":")[0]
             if device in markers:
                 handled.add(device)
-        elif isinstance(node, ast.Attribute | ast.Name):
+            elif (target := vendors.package_target(node.value)) is not None:
+                handled.add(target)  # find_spec("torch_npu"), hasattr(torch, "npu")
+        elif isinstance(node, ast.Call):
+            vendor = vendors.predicate_vendor(node)
+            if vendor in markers:
+                handled.add(vendor)
+            continue
+        elif isinstance(node, ast.Compare):
+            handled.update(_compared_vendors(node, vendors))
+        if isinstance(node, ast.Name) and node.id in vendors.flags:
+            handled.update(vendors.flags[node.id])
+
+        if isinstance(node, ast.Attribute | ast.Name):
             name = resolve(node)
             if name is None:
                 continue
@@ -143,3 +237,96 @@ def handled_targets(
                 if any(name == m or name.startswith(m + ".") for m in names):
                     handled.add(target)
     return frozenset(handled)
+
+
+def _compared_vendors(node: ast.Compare, vendors: Vendors) -> set[str]:
+    """``"amd" in gpu_name``, ``backend == "hccl"``: vendor words compared against."""
+    found = set()
+    for operand in (node.left, *node.comparators):
+        several = isinstance(operand, ast.Tuple | ast.List | ast.Set)
+        for element in operand.elts if several else [operand]:
+            vendor = None
+            if isinstance(element, ast.Constant) and isinstance(element.value, str):
+                vendor = vendors.words.get(element.value.lower())
+            elif isinstance(element, ast.Attribute) and element.attr[:1].isupper():
+                # enum members: RNGType.NPU, DistributedType.MULTI_XPU
+                vendor = vendor_of(element.attr, vendors.words)
+            if vendor in vendors.markers:
+                found.add(vendor)
+    return found
+
+
+def only_targets(test: ast.expr, resolve: Resolve, vendors: Vendors) -> frozenset[str] | None:
+    """The targets that can pass a positive vendor test other than CUDA's: ``is_npu_available()``
+    -> npu, ``current_platform.is_rocm()`` -> rocm; None when the test is not one."""
+    if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And):
+        found = [only_targets(value, resolve, vendors) for value in test.values]
+        known = [f for f in found if f is not None]
+        return frozenset.intersection(*known) if known else None
+    if isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], ast.Eq):
+        # ``rng_type == RNGType.NPU``: dispatch on an enum of device types
+        for operand in (test.left, test.comparators[0]):
+            if isinstance(operand, ast.Attribute) and operand.attr[:1].isupper():
+                vendor = vendor_of(operand.attr, vendors.words)
+                if vendor == "cuda":
+                    return frozenset({"rocm"})  # selected for CUDA, which ROCm builds are
+                if vendor in vendors.markers:
+                    return frozenset({vendor})
+        return None
+    if isinstance(test, ast.Call) or (isinstance(test, ast.Name) and test.id in vendors.flags):
+        if isinstance(test, ast.Name):
+            return vendors.flags[test.id] or None
+        vendor = vendors.predicate_vendor(test)
+        if vendor in vendors.markers and vendor != "cpu":
+            return frozenset({vendor})
+        if vendor is not None and vendor not in ("cuda", "cpu") and vendor not in vendors.markers:
+            return frozenset()  # another vendor (hpu, tpu): no portlint target gets here
+        name = resolve(test.func)
+        if name and name.endswith(".is_available"):
+            return vendors.flags.get(name) or _module_target(name, vendors)
+    return None
+
+
+def _module_target(name: str, vendors: Vendors) -> frozenset[str] | None:
+    for target, names in vendors.markers.items():
+        if target != "rocm" and any(name.startswith(m + ".") for m in names):
+            return frozenset({target})
+    return None
+
+
+#: ``_TORCH_GREATER_EQUAL_2_4``, ``TORCH_VERSION_AT_LEAST_2_3``; ``TORCH_LESS_THAN_2``.
+NEWER_FLAG = re.compile(r"(?i)torch\w*(greater|_ge_|_gte_|at_least|newer|after)")
+OLDER_FLAG = re.compile(r"(?i)torch\w*(less|_lt_|older|before)")
+
+
+def newer_torch_arm(test: ast.expr) -> bool | None:
+    """For a torch-version test: True when its body runs on the newer torch, False when on the
+    older one; None when the test is not a version test."""
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        inner = newer_torch_arm(test.operand)
+        return None if inner is None else not inner
+    if isinstance(test, ast.Name | ast.Attribute):
+        name = test.id if isinstance(test, ast.Name) else test.attr
+        if NEWER_FLAG.search(name):
+            return True
+        return False if OLDER_FLAG.search(name) else None
+    if isinstance(test, ast.Call):
+        name = _call_name(test) or ""
+        ops = [a.value for a in test.args if isinstance(a, ast.Constant)]
+        if "version" in name.lower() and "torch" in name.lower() and ops:
+            return _newer_operator(str(ops[0]), version_on_left=True)
+        return None
+    if isinstance(test, ast.Compare) and len(test.ops) == 1:
+        left = "version" in ast.unparse(test.left).lower()
+        right = "version" in ast.unparse(test.comparators[0]).lower()
+        if left == right or "torch" not in ast.unparse(test).lower():
+            return None
+        symbol = {ast.Gt: ">", ast.GtE: ">=", ast.Lt: "<", ast.LtE: "<="}.get(type(test.ops[0]))
+        return _newer_operator(symbol, version_on_left=left) if symbol else None
+    return None
+
+
+def _newer_operator(symbol: str, version_on_left: bool) -> bool | None:
+    if symbol not in (">", ">=", "<", "<="):
+        return None
+    return symbol.startswith(">") == version_on_left

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ast
 import functools
+import re
 
 from portlint.catalog import Catalog
 from portlint.model import PORTABLE, TARGETS, Advice, Severity, Status
@@ -45,7 +46,10 @@ def _match_package(module: str, table: dict[str, dict[str, Advice]]) -> str | No
 
 
 def check_import(node: ast.Import | ast.ImportFrom, ctx: Context) -> None:
+    if _for_type_checking(node, ctx):
+        return  # ``if TYPE_CHECKING:`` imports never run
     table = package_advice(ctx.catalog)
+    seen: set[str] = set()  # one finding per package per statement, not one per imported name
     for alias in node.names:
         if isinstance(node, ast.Import):
             module = alias.name
@@ -54,14 +58,89 @@ def check_import(node: ast.Import | ast.ImportFrom, ctx: Context) -> None:
         else:
             continue
         package = _match_package(module, table)
-        if package is None:
+        if package is None or package in seen:
             continue
+        seen.add(package)
         fallback = id(node) in ctx.import_fallbacks
-        severity = Severity.WARNING if fallback else None
+        checked = not fallback and _under_availability_check(node, ctx, package)
+        severity = Severity.WARNING if fallback or checked else None
         message = f"`{package}` needs an NVIDIA GPU"
         if fallback:
             message += " (imported with an ImportError fallback)"
+        elif checked:
+            message += " (imported behind an availability check)"
         ctx.report(alias, "PRT501", message, targets=table[package], severity=severity)
+
+
+def _for_type_checking(node: ast.AST, ctx: Context) -> bool:
+    current = ctx.parents.get(id(node))
+    while current is not None:
+        if isinstance(current, ast.If) and "TYPE_CHECKING" in ast.unparse(current.test):
+            return True
+        current = ctx.parents.get(id(current))
+    return False
+
+
+def _under_availability_check(node: ast.AST, ctx: Context, package: str) -> bool:
+    names = package_names(package, ctx.catalog)
+    return _guarded_by(node, ctx, names)
+
+
+def _guarded_by(node: ast.AST, ctx: Context, names: set[str]) -> bool:
+    """``if is_bnb_available(): import bitsandbytes``, or after ``if not is_bnb_available():
+    return ...``, or under a test that names the package (``BitsandbytesPrecision``): only
+    imported where it is installed."""
+    child, current = node, ctx.parents.get(id(node))
+    while current is not None:
+        if isinstance(current, ast.If) and _checks_availability(current.test, names):
+            return True
+        decorators = getattr(current, "decorator_list", ())
+        if any(_checks_availability(d, names) for d in decorators):
+            return True  # @require_bnb
+        for block in (getattr(current, "body", None), getattr(current, "orelse", None)):
+            if isinstance(block, list) and child in block:
+                # ``if not is_bnb_available(): return False`` then the import: the caller gets
+                # a fallback (an early ``raise`` is no fallback)
+                earlier = block[: block.index(child)]
+                if any(
+                    isinstance(s, ast.If)
+                    and isinstance(s.body[-1], ast.Return)
+                    and _checks_availability(s.test, names)
+                    for s in earlier
+                ):
+                    return True
+        child, current = current, ctx.parents.get(id(current))
+    return False
+
+
+def _checks_availability(test: ast.expr, names: set[str]) -> bool:
+    """The test asks whether ``package`` is there: it names it or an alias of it
+    (``is_bnb_available()``, ``_BITSANDBYTES_AVAILABLE``, ``BitsandbytesPrecision``), or calls
+    ``find_spec``. A vendor check (``is_hpu_available()``) does not count."""
+    for node in ast.walk(test):
+        if isinstance(node, ast.Constant) and isinstance(node.value, str):
+            if node.value.split(".")[0] in names:
+                return True
+        elif isinstance(node, ast.Name | ast.Attribute):
+            text = (node.id if isinstance(node, ast.Name) else node.attr).lower()
+            words = set(WORD.findall(text))
+            if words & names or text.replace("_", "") in names:
+                return True
+            if any(name in text.replace("_", "") for name in names if len(name) > 4):
+                return True
+    return False
+
+
+#: ``is_bnb_available`` -> is, bnb, available; ``BitsandbytesPrecision`` (lower-cased) -> one word
+WORD = re.compile(r"[a-z0-9]+")
+
+
+def package_names(package: str, catalog: Catalog) -> set[str]:
+    """Lower-case names a test may use for a package: its module, without underscores, and the
+    aliases rules/packages.toml gives it (bitsandbytes: bnb)."""
+    top = package.split(".")[0]
+    row = catalog.table("packages").get("package", {}).get(package, {})
+    return {top, top.replace("_", ""), *row.get("aliases", ())}
 
 
 def check_extension_call(node: ast.Call, ctx: Context) -> None:
@@ -87,3 +166,34 @@ def _check_extension_sources(node: ast.Call, ctx: Context) -> None:
             if isinstance(source, ast.Constant) and str(source.value).endswith(CUDA_SUFFIXES):
                 message = f"`{source.value}` is a CUDA source compiled at run time"
                 ctx.report(source, "PRT502", message)
+
+
+#: Package names that are also what every CUDA name says (cuda-python's ``cuda``): no scope.
+VENDOR_NAMES = frozenset({"cuda", "nvidia"})
+
+
+def package_scope(name: str, catalog: Catalog) -> frozenset[str] | None:
+    """A module, class or function named for a CUDA-only package (``bitsandbytes.py``,
+    ``BitsandbytesPrecision``, ``_quantize_bnb``) runs only where the package does: the targets
+    that have no build of it are none of its concern. Returns those targets, or None."""
+    pattern, absent = _scope_table(catalog)
+    lowered = name.lower()
+    match = pattern.search(lowered) or pattern.search(lowered.replace("_", ""))
+    return absent[match.group(0)] if match else None
+
+
+@functools.cache
+def _scope_table(catalog: Catalog) -> tuple[re.Pattern[str], dict[str, frozenset[str]]]:
+    """One pattern for every package name (whole words for short aliases such as ``bnb``)."""
+    table = package_advice(catalog)
+    absent: dict[str, frozenset[str]] = {}
+    for package, advice in table.items():
+        missing = frozenset(t for t, a in advice.items() if a.status is Status.UNSUPPORTED)
+        for name in package_names(package, catalog) - VENDOR_NAMES:
+            if missing:
+                absent.setdefault(name, missing)
+    short = [n for n in absent if len(n) <= 4]
+    long = [n for n in absent if len(n) > 4]
+    alternatives = [rf"(?<![a-z0-9]){re.escape(n)}(?![a-z0-9])" for n in short]
+    alternatives += [re.escape(n) for n in sorted(long, key=len, reverse=True)]
+    return re.compile("|".join(alternatives)), absent

@@ -26,6 +26,9 @@ CANDIDATE_WORDS = (
     "NCCL",
     "CUBLAS",
     "NVIDIA_",
+    "transformer_engine",
+    "flashinfer",
+    "ProfilerActivity",
 )
 #: Words common in code that no rule matches (``is_flash_attn_available()``, docstrings about
 #: "CUDA", model ids such as "nvidia/mit-b0"): they count only in the shape a rule looks for.
@@ -34,7 +37,8 @@ CANDIDATE_CONTEXTS = {
     # the module name in an import, not part of a longer name
     "flash_attn": re.compile(r"flash_attn(?!\w)(?<!\wflash_attn)"),
     # the environment variables (CUDA_VISIBLE_DEVICES, PYTORCH_CUDA_ALLOC_CONF) and CUDAExtension
-    "CUDA": re.compile(r"CUDA(?:_|Extension)"),
+    # and the "CUDA" profiler activity (activities=["CPU", "CUDA"])
+    "CUDA": re.compile(r"CUDA(?:_|Extension|[\"'])"),
     # nvidia.dali, nvidia_smi, the nvidia-smi tool, ``from nvidia import dali``
     "nvidia": re.compile(r"nvidia(?:[._-]|\s+import)"),
     # architecture names compared against (PRT602), not names such as sm_scale

@@ -19,7 +19,13 @@ from portlint.textindex import LINE_BREAK
 CANDIDATE_TEXT = re.compile(
     r"cuda|nccl|cudnn|nvcc|cupy|apex|xformers|bitsandbytes|tensorrt|cudf|cuml|cugraph|nvml|NVML"
     r"|NCCL|CUBLAS|NVIDIA_|flash_attn|CUDA(?:_|Extension)|nvidia(?:[._-]|\s+import)|sm_\d"
-    r"|cpp_extension"
+    r"|cpp_extension|transformer_engine|flashinfer|ProfilerActivity|CUDA[\"']"
+)
+#: Words of vendor checks (``use_npu = is_npu_available()``, ``HAS_XPU = True``): an assignment
+#: on such a line is walked, so that a later ``if use_npu:`` is known as a vendor branch; and an
+#: ``if`` chain without them has no sibling branch to look for.
+VENDOR_TEXT = re.compile(
+    r"(?i:npu|mlu|xpu|mps|rocm|hip|ipex|ascend|intel|amd|cpu|accelerator|get_device_module)"
 )
 #: Statements that are always walked: they bind names that later lines resolve through.
 ALWAYS = (ast.Import, ast.ImportFrom)
@@ -67,4 +73,10 @@ class Relevance:
         if decorators:
             first = min(first, *(d.lineno for d in decorators))
         last = statement.end_lineno or statement.lineno
-        return self.has_candidate(first, last) or self._uses_flow_name(first, last)
+        if self.has_candidate(first, last) or self._uses_flow_name(first, last):
+            return True
+        return isinstance(statement, ast.Assign | ast.AnnAssign) and self.names_vendor(first, first)
+
+    def names_vendor(self, first: int, last: int) -> bool:
+        """Lines ``first``..``last`` name another vendor (checked on demand: few lines ask)."""
+        return any(VENDOR_TEXT.search(line) for line in self.lines[first - 1 : last])

@@ -8,7 +8,7 @@ names ``torch.npu``, ``torch.mlu``, ``torch.xpu`` and ``torch.mps`` really expor
 from __future__ import annotations
 
 import functools
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from portlint.catalog import Catalog
@@ -18,6 +18,8 @@ from portlint.model import PORTABLE, Advice, Severity, Status
 VENDOR_MODULES = ("npu", "mlu", "xpu", "mps")
 #: torch.cuda sub-modules whose names are re-exported by torch.cuda itself.
 FLAT_SUBMODULES = ("memory.", "random.", "streams.", "graphs.", "gds.")
+#: Severity by what a name does without CUDA; "raises" and "unknown" keep the rule's (error).
+OUTCOME_SEVERITY = {"warns": "warning", "noop": "info", "value": "info"}
 
 
 @dataclass(frozen=True)
@@ -37,6 +39,32 @@ class ApiEntry:
     cpu_remove: bool = False
     #: ... or reads this value instead (``cpu_value``, e.g. 0 for memory counters).
     cpu_value: str | None = None
+    #: What the name does without CUDA, measured (generated/torch_cuda_behaviour.toml): raises,
+    #: warns, noop, value, module or unknown.
+    outcome: str = "unknown"
+    #: The value it returns without CUDA (outcome "value").
+    value: str | None = None
+
+    def behaviour_text(self) -> str:
+        """A few words on what happens without CUDA, for the finding's message."""
+        if self.outcome == "noop":
+            return "without CUDA it does nothing"
+        if self.outcome == "warns":
+            return "without CUDA it warns and disables itself"
+        if self.outcome == "value" and self.value is not None:
+            return f"without CUDA it returns {self.value}"
+        return ""
+
+    def without_generic(self) -> ApiEntry:
+        """This entry for code that runs on a torch older than the generic form: no rename to
+        it, no fix."""
+        targets = {
+            target: Advice(Status.UNSUPPORTED, None, f"torch.{target} has no {self.name}")
+            if advice.replacement == self.generic
+            else advice
+            for target, advice in self.targets.items()
+        }
+        return replace(self, targets=targets, generic=None, since=None, vendors=())
 
     def generic_text(self) -> str:
         if not self.generic:
@@ -52,6 +80,9 @@ class TorchCudaApi:
         facts = catalog.data("generated/torch_modules.toml")["modules"]
         self.cuda_names = frozenset(facts["torch.cuda"]["names"])
         self.vendor_names = {t: frozenset(facts[f"torch.{t}"]["names"]) for t in VENDOR_MODULES}
+        self.behaviour: dict[str, dict[str, str]] = catalog.data(
+            "generated/torch_cuda_behaviour.toml"
+        )["behaviour"]
 
     def normalise(self, name: str) -> str:
         """``memory.empty_cache`` -> ``empty_cache``: sub-module paths re-exported by torch.cuda."""
@@ -71,6 +102,10 @@ class TorchCudaApi:
             targets[target] = self._vendor_advice(target, name, policy, generic)
         targets["cpu"] = _cpu_advice(policy.get("cpu"), policy.get("cpu_value"))
         severity = policy.get("severity")
+        behaviour = self.behaviour.get(name, {})
+        outcome = behaviour.get("outcome", "unknown")
+        if not severity:  # measured: raising is an error, disabling itself a warning, else info
+            severity = OUTCOME_SEVERITY.get(outcome)
         return ApiEntry(
             name=name,
             rule=policy.get("rule", "PRT201"),
@@ -83,6 +118,8 @@ class TorchCudaApi:
             vendors=tuple(t for t in VENDOR_MODULES if name in self.vendor_names[t]),
             cpu_remove=policy.get("cpu") == "remove",
             cpu_value=policy.get("cpu_value"),
+            outcome=outcome,
+            value=behaviour.get("value"),
         )
 
     def _vendor_advice(

@@ -1,0 +1,229 @@
+"""PRT105: code that *is* the CUDA (or ROCm) side of a multi-vendor abstraction.
+
+A class ``CudaPlatform`` beside ``XPUPlatform`` on the same base class, a module ``cuda.py`` beside
+``npu.py``, or a function registered for ``"cuda"`` beside one registered for ``"npu"``: inside
+it, CUDA calls are correct by construction. Such a backend gets one summary finding naming the
+targets that have a sibling backend and those that have none, and no finding per call.
+
+The vendor words that names are matched against live in ``rules/device.toml`` ``[backend]``.
+"""
+
+from __future__ import annotations
+
+import ast
+import dataclasses
+import functools
+import os
+import re
+from dataclasses import dataclass
+
+from portlint.catalog import Catalog
+from portlint.model import PORTABLE, Advice, Finding, Span, Status
+
+#: ``CUDA_Accelerator`` -> CUDA, Accelerator; ``XPUPlatform`` -> XPU, Platform; ``cuda_v2`` -> ...
+WORD = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+")
+#: The vendors whose backends this rule recognises; the others only count as siblings.
+BACKEND_VENDORS = ("cuda", "rocm")
+TITLES = {"cuda": "CUDA", "rocm": "ROCm"}
+TARGETS = ("rocm", "npu", "mlu", "xpu", "mps", "cpu")
+
+
+@dataclass(frozen=True)
+class Backend:
+    vendor: str  # "cuda" or "rocm"
+    kind: str  # "class", "module", "function"
+    name: str
+    siblings: frozenset[str]  # vendor keys of the sibling backends
+    span: Span
+    #: Lines the backend spans; the whole file for a module.
+    first_line: int
+    last_line: int
+    #: False for a subclass of another backend: it is part of that backend's summary.
+    summarised: bool = True
+
+
+@functools.cache
+def vendor_words(catalog: Catalog) -> dict[str, str]:
+    """Lower-case word -> vendor key (a target, ``cuda``, or another vendor's name)."""
+    table = catalog.table("device").get("backend", {}).get("vendors", {})
+    return {word: vendor for vendor, words in table.items() for word in words}
+
+
+def vendor_of(name: str, words: dict[str, str]) -> str | None:
+    """The vendor a name names, from its first vendor word (``CudaPlatformBase`` -> cuda)."""
+    for word in WORD.findall(name):
+        vendor = words.get(word.lower())
+        if vendor is not None:
+            return vendor
+    return None
+
+
+def find_backends(tree: ast.Module, path: str, text_lines: int, catalog: Catalog) -> list[Backend]:
+    words = vendor_words(catalog)
+    module = _module_backend(path, text_lines, words)
+    if module is not None:
+        return [module]
+    return _class_backends(tree, words) + _registered_backends(tree, words)
+
+
+# -- modules -------------------------------------------------------------------------------------
+
+
+@functools.lru_cache(maxsize=256)
+def _python_stems(directory: str) -> frozenset[str]:
+    try:
+        names = os.listdir(directory or ".")
+    except OSError:
+        return frozenset()
+    return frozenset(name[:-3] for name in names if name.endswith(".py"))
+
+
+def _module_backend(path: str, text_lines: int, words: dict[str, str]) -> Backend | None:
+    directory, filename = os.path.split(path)
+    if not filename.endswith(".py"):
+        return None
+    stem = filename[:-3]
+    parts = stem.split("_")
+    positions = [i for i, part in enumerate(parts) if words.get(part.lower()) in BACKEND_VENDORS]
+    if not positions:
+        return None
+    position = positions[0]
+    vendor = words[parts[position].lower()]
+    siblings = set()
+    for other in _python_stems(directory):
+        if other == stem:
+            continue
+        other_parts = other.split("_")
+        # cuda_accelerator.py beside npu_accelerator.py, or cuda.py beside npu.py
+        same_shape = len(other_parts) == len(parts) and all(
+            a == b for i, (a, b) in enumerate(zip(parts, other_parts, strict=True)) if i != position
+        )
+        if same_shape or len(other_parts) == 1:
+            sibling = words.get(other_parts[position if same_shape else 0].lower())
+            if sibling is not None and sibling != vendor:
+                siblings.add(sibling)
+    if not siblings:
+        return None
+    return Backend(vendor, "module", filename, frozenset(siblings), Span(1, 0, 1, 0), 1, text_lines)
+
+
+# -- classes -------------------------------------------------------------------------------------
+
+
+def _base_names(node: ast.ClassDef) -> frozenset[str]:
+    return frozenset(ast.unparse(base) for base in node.bases) - {"object"}
+
+
+def _class_backends(tree: ast.Module, words: dict[str, str]) -> list[Backend]:
+    classes = [node for node in tree.body if isinstance(node, ast.ClassDef)]
+    named = [(node, vendor_of(node.name, words), _base_names(node)) for node in classes]
+    found = []
+    for node, vendor, bases in named:
+        if vendor not in BACKEND_VENDORS or not bases:
+            continue
+        siblings = {
+            other_vendor
+            for other, other_vendor, other_bases in named
+            if other is not node
+            and other_vendor is not None
+            and other_vendor != vendor
+            and (bases & other_bases or node.name in other_bases or other.name in bases)
+        }
+        if siblings:
+            found.append(_backend_at(node, vendor, "class", siblings))
+    # A CUDA class derived from a backend (``NvmlCudaPlatform(CudaPlatform)``) belongs to it.
+    by_name = {backend.name: backend for backend in found}
+    for node, vendor, bases in named:
+        parents = [by_name[base] for base in bases if base in by_name]
+        if vendor in BACKEND_VENDORS and node.name not in by_name and parents:
+            part = _backend_at(node, vendor, "class", set(parents[0].siblings))
+            found.append(dataclasses.replace(part, summarised=False))
+    return found
+
+
+def _backend_at(node, vendor: str, kind: str, siblings: set[str]) -> Backend:
+    line = node.lineno
+    keyword = "class " if kind == "class" else "def "
+    start = node.col_offset + (6 if isinstance(node, ast.AsyncFunctionDef) else 0)
+    span = Span(line, start, line, start + len(keyword) + len(node.name))
+    first = min([line, *(d.lineno for d in node.decorator_list)])
+    last = node.end_lineno or line
+    return Backend(vendor, kind, node.name, frozenset(siblings), span, first, last)
+
+
+# -- registered functions ------------------------------------------------------------------------
+
+
+def _registrations(node: ast.AST, words: dict[str, str]) -> list[tuple[str, str]]:
+    """(decorator, vendor) for each decorator of ``node`` called with a device-type string."""
+    found = []
+    for decorator in getattr(node, "decorator_list", ()):
+        if not isinstance(decorator, ast.Call):
+            continue
+        for argument in [*decorator.args, *(kw.value for kw in decorator.keywords)]:
+            if isinstance(argument, ast.Constant) and isinstance(argument.value, str):
+                vendor = words.get(argument.value.lower())
+                if vendor is not None:
+                    found.append((ast.unparse(decorator.func), vendor))
+    return found
+
+
+def _registered_backends(tree: ast.Module, words: dict[str, str]) -> list[Backend]:
+    functions = [
+        node
+        for scope in [tree, *(n for n in tree.body if isinstance(n, ast.ClassDef))]
+        for node in scope.body
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and node.decorator_list
+    ]
+    registered = [(node, _registrations(node, words)) for node in functions]
+    found = []
+    for node, registrations in registered:
+        for decorator, vendor in registrations:
+            if vendor not in BACKEND_VENDORS:
+                continue
+            siblings = {
+                other_vendor
+                for other, others in registered
+                if other is not node
+                for other_decorator, other_vendor in others
+                if other_decorator == decorator and other_vendor != vendor
+            }
+            if siblings:
+                found.append(_backend_at(node, vendor, "function", siblings))
+                break
+    return found
+
+
+# -- the finding ---------------------------------------------------------------------------------
+
+
+def backend_finding(backend: Backend, path: str, catalog: Catalog) -> Finding:
+    rule = catalog.rules["PRT105"]
+    siblings = [t for t in TARGETS if t in backend.siblings]
+    # ROCm builds of PyTorch run the CUDA backend: ROCm is never missing from it.
+    missing = [
+        t
+        for t in TARGETS
+        if t not in backend.siblings
+        and t != backend.vendor
+        and not (backend.vendor == "cuda" and t == "rocm")
+    ]
+    targets: dict[str, Advice] = {}
+    for target in TARGETS:
+        if target in missing:
+            targets[target] = Advice(Status.MANUAL, None, f"no {target} backend beside it")
+        elif target != backend.vendor:
+            targets[target] = PORTABLE
+    label = {"class": "", "module": " module", "function": " function"}[backend.kind]
+    message = f"{TITLES[backend.vendor]} backend{label} `{backend.name}`"
+    siblings += sorted(s for s in backend.siblings if s not in TARGETS)
+    parts = []
+    if siblings:
+        parts.append("siblings " + ", ".join(siblings))
+    if missing:
+        parts.append("no backend for " + ", ".join(missing))
+    if parts:
+        message += ": " + "; ".join(parts)
+    if not missing:  # every target has a backend: the summary has no target left to narrow to
+        targets = {}
+    return rule.finding(path, backend.span, message, backend.name, targets)
