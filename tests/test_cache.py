@@ -17,6 +17,7 @@ import pytest
 
 import portlint.cache
 import portlint.engine
+import portlint.python.backends
 from portlint.cache import Cache, decode_findings, encode_findings
 from portlint.catalog import rules_dir
 from portlint.config import Settings
@@ -266,6 +267,22 @@ def test_every_advice_field_round_trips_through_the_cache_format():
     )
     encoded = json.loads(json.dumps(encode_findings((finding,))))
     assert decode_findings(encoded, "k.cu") == (finding,)
+
+
+CUDA_BACKEND = "import torch\n\n\ndef synchronize():\n    torch.cuda.synchronize()\n"
+
+
+def test_a_module_added_beside_a_file_misses(project, analysed):
+    """cuda.py is a vendor backend (PRT105) only while npu.py sits beside it."""
+    (project / "cuda.py").write_text(CUDA_BACKEND, encoding="utf-8")
+    assert [c for _, c in codes(check(project)[1]) if c != CUDA_METHOD] == ["PRT201"]
+    (project / "npu.py").write_text(CUDA_BACKEND.replace("cuda", "npu"), encoding="utf-8")
+    analysed.clear()
+    # Each CLI run is a new process; this test runs them in one, whose listing memo is stale.
+    portlint.python.backends._python_stems.cache_clear()
+    findings = check(project)[1]
+    assert "cuda.py" in analysed  # (and the other modules of that folder)
+    assert [f["code"] for f in findings if f["path"].endswith("cuda.py")] == ["PRT105"]
 
 
 def test_each_file_is_cached_under_its_own_settings(project, analysed):

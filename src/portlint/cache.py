@@ -48,7 +48,7 @@ from portlint.model import (
 #: working directory).
 DEFAULT_DIR = ".portlint_cache"
 #: Bumped whenever the layout of a cache file changes.
-FORMAT = 2
+FORMAT = 3
 #: Settings fields that do not change what a file's findings are.
 NOT_IN_KEY = frozenset({"cache_dir"})
 PACKAGE = Path(__file__).resolve().parent
@@ -113,6 +113,7 @@ class Cache:
         self._base = f"{code_fingerprint()}:{catalog_fingerprint(catalog_directory)}"
         self._shards: dict[str, Shard] = {}
         self._by_settings: dict[int, tuple[Settings, Shard]] = {}
+        self._neighbours: dict[str, str] = {}
 
     def shard(self, settings: Settings) -> Shard:
         known = self._by_settings.get(id(settings))
@@ -142,10 +143,27 @@ class Cache:
             stat = os.stat(key)
         except (OSError, ValueError, TypeError, KeyError, IndexError):
             return None, None  # a damaged entry is a miss, and is replaced
+        if entry[4:] != [self.neighbours(key)]:
+            return None, None  # a module beside it came or went: it may now be a vendor backend
         if [stat.st_mtime_ns, stat.st_size] == entry[:2]:
             shard.touched.add(key)
             return findings, None
         return None, str(entry[2])
+
+    def neighbours(self, path: str) -> str | None:
+        """For a Python file, the names of the modules beside it, hashed: whether it is a vendor
+        backend (``portlint.python.backends``) depends on them. None for other files."""
+        if not path.endswith(".py"):
+            return None
+        folder = os.path.dirname(path)
+        known = self._neighbours.get(folder)
+        if known is None:
+            try:
+                names = sorted(name for name in os.listdir(folder) if name.endswith(".py"))
+            except OSError:
+                names = []
+            known = self._neighbours[folder] = content_hash("\0".join(names).encode())
+        return known
 
     def hit_by_content(
         self, path: str, settings: Settings, stamp: list[Any]
@@ -163,7 +181,7 @@ class Cache:
         shard = self.shard(settings)
         key = os.path.abspath(path)
         encoded = findings if _is_encoded(findings) else encode_findings(findings)
-        shard.entries[key] = [*stamp, encoded]
+        shard.entries[key] = [*stamp, encoded, self.neighbours(key)]
         shard.touched.add(key)
         shard.changed = True
 
@@ -219,7 +237,7 @@ def _read_entries(path: Path) -> dict[str, list[Any]]:
         return {}
     if not isinstance(data, dict):
         return {}
-    return {k: v for k, v in data.items() if isinstance(v, list) and len(v) == 4}
+    return {k: v for k, v in data.items() if isinstance(v, list) and len(v) == 5}
 
 
 # Findings as JSON arrays: the path is left out (it is the entry's key, and a run may name the
