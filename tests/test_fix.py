@@ -163,7 +163,7 @@ def test_source_with_no_newline_at_end(tmp_path):
     run_cli("--fix", str(path))
     text = path.read_text()
     ast.parse(text)
-    assert text.endswith("x = torch.ones(2).to(DEVICE)")
+    assert text.endswith("x = torch.ones(2).to(_portlint_device())")
 
 
 def test_local_name_hiding_the_device_gets_no_fix(tmp_path):

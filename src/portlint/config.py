@@ -42,6 +42,8 @@ class Settings:
     #: Where ``min_torch`` came from: "default", the config file, or the torch requirement it
     #: was inferred from.
     min_torch_from: str = "default"
+    #: The oldest Python the project supports (``requires-python``): fixed code must parse with it.
+    min_python: str = "3.10"
     #: The file the settings came from, if any; relative patterns are taken from its folder.
     config_path: Path | None = None
 
@@ -58,10 +60,13 @@ class Settings:
 
 def with_inferred_min_torch(settings: Settings) -> Settings:
     """Settings whose ``min-torch``, when no configuration sets it, is the project's torch pin."""
+    from portlint.torch_pin import infer_min_python, infer_min_torch
+
+    python = infer_min_python(settings.root)
+    if python is not None:
+        settings = replace(settings, min_python=python)
     if settings.min_torch_from != "default":
         return settings
-    from portlint.torch_pin import infer_min_torch
-
     inferred = infer_min_torch(settings.root)
     if inferred is None:
         return settings

@@ -1,19 +1,44 @@
 """Fixes for Python findings: rewrite CUDA device handling into device-generic code.
 
-A module gets one device, chosen at run time and named once after its imports (``DEVICE``, or the
-module's own ``device = ...`` variable when it already has one). Every fix that needs it carries
-the definition as a *shared* edit, which is applied once however many fixes use it. What is
-written depends on the project's ``min-torch`` (``rules/fixes.toml``).
+Detection runs on ``ast``; this module decides, per finding, whether a fix is right and what it
+writes. A *script* (a ``__main__`` block, a shebang, ``__main__.py``) gets one device, chosen at
+run time and named once after all its imports (``DEVICE``, or its own ``device = ...`` variable).
+A *library* module never gets a module-level device variable: importing it must not touch the
+accelerator (a later ``import torch_npu`` registers Ascend), so its fixes use an existing device
+variable or the device expression itself at the use site. What is written depends on the
+project's ``min-torch`` (``rules/fixes.toml``).
+
+A fix is described by text edits of three kinds, which ``portlint.python.transform`` turns into
+libcst node replacements in fix mode (libcst is imported only there):
+
+- a *replacement*: the span of an expression, and the expression that replaces it. The new text
+  may quote sub-expressions verbatim; their own fixes are kept;
+- a *guard*: an insertion of ``if COND:`` at the start of a statement that stands alone on its
+  lines; the statement goes under it;
+- a *module insertion*: whole lines (``import torch``, the device) inserted between top-level
+  statements, shared by every fix that needs them and written once.
+
+The contract: a safe fix leaves what runs on an NVIDIA machine exactly as it was and makes the
+other targets work. Where that cannot be shown here, the fix is unsafe or there is none.
 """
 
 from __future__ import annotations
 
 import ast
 import functools
+import re
 from dataclasses import dataclass
+from pathlib import Path
 
 from portlint.config import version_tuple
 from portlint.model import Applicability, Edit, Fix, Span
+from portlint.python.names import import_bindings
+
+#: A test that looks at the torch version or at what torch provides: both arms are left alone,
+#: since each is written for the torch it runs under.
+VERSION_TEST = re.compile(r"__version__|\bversion\b|hasattr\s*\(|\bgetattr\s*\(|TORCH_VERSION")
+#: Device types of the vendors portlint knows, as they appear in comparisons of sibling branches.
+VENDOR_TYPES = frozenset({"npu", "mlu", "xpu", "mps", "hpu", "musa", "privateuseone"})
 
 
 @dataclass(frozen=True)
@@ -25,26 +50,22 @@ class ModuleLayout:
     #: An existing module-level device variable: its name, and its value when it must be rewritten.
     device_name: str | None
     device_value: ast.expr | None
-    #: The line of that variable's assignment: module-level code above it cannot use it.
+    #: The line of that variable's assignment (or of the new one): module-level code above it
+    #: cannot use it.
     device_line: int
     #: Where the device definition goes: (line, column) of the start of the line after the imports.
     insert_at: tuple[int, int]
     bound_names: frozenset[str]
+    #: A script may get a module-level device; a library module never does.
+    is_script: bool
 
 
 def _top_level_bindings(tree: ast.Module) -> dict[str, str | None]:
     bindings: dict[str, str | None] = {}
     for statement in tree.body:
-        if isinstance(statement, ast.Import):
-            for alias in statement.names:
-                if alias.asname:
-                    bindings[alias.asname] = alias.name
-                else:
-                    bindings.setdefault(alias.name.split(".")[0], alias.name.split(".")[0])
-        elif isinstance(statement, ast.ImportFrom) and statement.module and not statement.level:
-            for alias in statement.names:
-                bindings[alias.asname or alias.name] = f"{statement.module}.{alias.name}"
-        elif isinstance(statement, ast.Assign):
+        for node in _import_statements(statement):
+            bindings.update(import_bindings(node))
+        if isinstance(statement, ast.Assign):
             for target in statement.targets:
                 if isinstance(target, ast.Name):
                     bindings.setdefault(target.id, None)
@@ -53,8 +74,20 @@ def _top_level_bindings(tree: ast.Module) -> dict[str, str | None]:
     return bindings
 
 
+def _import_statements(statement: ast.stmt) -> list[ast.Import | ast.ImportFrom]:
+    """The imports a top-level statement makes: itself, or those of a try/if block of imports."""
+    if isinstance(statement, ast.Import | ast.ImportFrom):
+        return [statement]
+    if isinstance(statement, ast.Try | ast.If):
+        return [
+            node for node in ast.walk(statement) if isinstance(node, ast.Import | ast.ImportFrom)
+        ]
+    return []
+
+
 def _insertion_point(tree: ast.Module) -> tuple[int, int]:
-    """The start of the line after the module's leading docstring, imports and try-imports."""
+    """The start of the line after the module's last top-level import (``import torch_npu``
+    included), or after its docstring when it imports nothing."""
     after = 0
     for position, statement in enumerate(tree.body):
         is_docstring = (
@@ -63,18 +96,32 @@ def _insertion_point(tree: ast.Module) -> tuple[int, int]:
             and isinstance(statement.value, ast.Constant)
             and isinstance(statement.value.value, str)
         )
-        is_import = isinstance(statement, ast.Import | ast.ImportFrom) or (
-            isinstance(statement, ast.Try)
-            and all(isinstance(s, ast.Import | ast.ImportFrom) for s in statement.body)
-        )
-        if is_docstring or is_import:
+        is_future = isinstance(statement, ast.ImportFrom) and statement.module == "__future__"
+        if is_docstring or is_future or _import_statements(statement):
             after = statement.end_lineno or statement.lineno
-        else:
-            break
     return after + 1, 0
 
 
-def layout_of(tree: ast.Module, is_device_selection) -> ModuleLayout:
+def is_script(tree: ast.Module, path: str, text: str) -> bool:
+    """A program run directly (``__main__`` block, shebang, ``__main__.py``, or work done at
+    the top level: calls, loops, ``with`` blocks), not a library of definitions."""
+    if Path(path).name == "__main__.py" or text.startswith("#!"):
+        return True
+    for position, statement in enumerate(tree.body):
+        if isinstance(statement, ast.For | ast.While | ast.With | ast.AsyncWith):
+            return True
+        if isinstance(statement, ast.Expr) and not (
+            position == 0 and isinstance(statement.value, ast.Constant)
+        ):
+            return True
+        if isinstance(statement, ast.If) and isinstance(statement.test, ast.Compare):
+            names = [statement.test.left, *statement.test.comparators]
+            if any(isinstance(n, ast.Name) and n.id == "__name__" for n in names):
+                return True
+    return False
+
+
+def layout_of(tree: ast.Module, is_device_selection, script: bool) -> ModuleLayout:
     bindings = _top_level_bindings(tree)
     by_value = {qualified: local for local, qualified in bindings.items() if qualified}
     device_name, device_value, device_line = None, None, 0
@@ -90,14 +137,18 @@ def layout_of(tree: ast.Module, is_device_selection) -> ModuleLayout:
                 device_value = statement.value if verdict == "rewrite" else None
                 device_line = statement.lineno
                 break
+    insert_at = _insertion_point(tree)
+    if device_name is None and script:
+        device_line = insert_at[0]
     return ModuleLayout(
         torch_name=by_value.get("torch"),
         distributed_name=by_value.get("torch.distributed"),
         device_name=device_name,
         device_value=device_value,
         device_line=device_line,
-        insert_at=_insertion_point(tree),
+        insert_at=insert_at,
         bound_names=frozenset(bindings),
+        is_script=script,
     )
 
 
@@ -114,7 +165,8 @@ class FixBuilder:
     # The module's layout is read on first use, when the walk has bound the module's imports.
     @functools.cached_property
     def layout(self) -> ModuleLayout:
-        return layout_of(self.tree, self._device_selection_verdict)
+        script = is_script(self.tree, self.ctx.path, self.ctx.text)
+        return layout_of(self.tree, self._device_selection_verdict, script)
 
     @functools.cached_property
     def torch(self) -> str:
@@ -122,7 +174,16 @@ class FixBuilder:
 
     @functools.cached_property
     def device(self) -> str:
-        return self.layout.device_name or self._free_device_name()
+        """The module's device: its variable, or in a library the expression itself."""
+        if self.layout.device_name:
+            return self.layout.device_name
+        if not self.layout.is_script:
+            return self.table["device"]["helper_call"]
+        return self._free_device_name()
+
+    @functools.cached_property
+    def defines_device(self) -> bool:
+        return self.layout.device_name is None and self.layout.is_script
 
     # -- the module's device -------------------------------------------------------------------
 
@@ -164,12 +225,13 @@ class FixBuilder:
         parts = []
         if self.layout.torch_name is None:
             parts.append(f"import torch{nl}")
-        if not self.uses_accelerator() and self.table["device"]["helper_name"] not in (
-            self.layout.bound_names
-        ):
-            helper = self.table["device"]["helper"].format(torch=self.torch).strip("\n")
+        library = self.layout.device_name is None and not self.layout.is_script
+        needs_helper = library or not self.uses_accelerator()
+        if needs_helper and self.table["device"]["helper_name"] not in self.layout.bound_names:
+            which = "helper" if not self.uses_accelerator() else "accelerator_helper"
+            helper = self.table["device"][which].format(torch=self.torch).strip("\n")
             parts.append(nl + nl + helper.replace("\n", nl) + nl + nl)
-        if self.layout.device_name is None:
+        if self.defines_device:
             parts.append(f"{nl}{self.device} = {self.device_definition_value()}{nl}")
         elif self.layout.device_value is not None:
             span = self.ctx.span(self.layout.device_value)
@@ -180,10 +242,6 @@ class FixBuilder:
         if not parts:
             return ()
         text = "".join(parts)
-        if line > len(self.ctx.index.lines) or (
-            line == len(self.ctx.index.lines) and self.ctx.text and self.ctx.text[-1] not in "\r\n"
-        ):
-            text = nl + text
         return (Edit(Span(line, column, line, column), text),)
 
     def names_usable_at(self, *names: str) -> bool:
@@ -191,12 +249,37 @@ class FixBuilder:
         resolver = self.ctx.resolver
         return not any(name in scope.bindings for scope in resolver.scopes[1:] for name in names)
 
+    # -- where no fix may go ------------------------------------------------------------------
+
+    def ancestors(self, node: ast.AST):
+        parent = self.ctx.parents.get(id(node))
+        while parent is not None:
+            yield parent
+            parent = self.ctx.parents.get(id(parent))
+
+    def left_alone(self, node: ast.AST) -> bool:
+        """Sites the contract never rewrites: the arms (and test) of a version check, a branch
+        whose siblings already handle other vendors, the inside of a ``def cuda`` override."""
+        guard = self.ctx.guards.get(id(node))
+        if guard is not None and guard.covered:
+            return True
+        for ancestor in self.ancestors(node):
+            if isinstance(ancestor, ast.If | ast.IfExp | ast.While) and VERSION_TEST.search(
+                self.ctx.source(ancestor.test)
+            ):
+                return True
+            if isinstance(ancestor, ast.FunctionDef | ast.AsyncFunctionDef) and (
+                ancestor.name == "cuda"
+            ):
+                return True
+        return False
+
     # -- fixes ----------------------------------------------------------------------------------
 
     def _fix(
         self, edits, description: str, unsafe: bool = False, shared: bool = True
     ) -> Fix | None:
-        if not self.names_usable_at(self.device, self.torch):
+        if not self.names_usable_at(self.torch, self.device.removesuffix("()")):
             return None
         at_module_level = len(self.ctx.resolver.scopes) == 1
         uses_device = shared and edits
@@ -215,6 +298,8 @@ class FixBuilder:
     ) -> Fix | None:
         """``"cuda"`` -> DEVICE (or DEVICE.type); ``"cuda:1"`` -> torch.device(DEVICE.type, 1);
         ``f"cuda:{i}"`` -> ``f"{DEVICE.type}:{i}"``."""
+        if self.left_alone(literal):
+            return None
         if self.layout.device_value is not None and _contains(self.layout.device_value, literal):
             return self._fix((), f"choose {self.device} at run time")
         kind = f"{self.device}.type"
@@ -242,6 +327,8 @@ class FixBuilder:
 
     def selection(self, expression: ast.expr, wants_type: bool, unsafe: bool = False) -> Fix | None:
         """``"cuda" if torch.cuda.is_available() else "cpu"`` (or torch.device of it) -> DEVICE."""
+        if self.left_alone(expression):
+            return None
         if self.layout.device_value is not None and _contains(self.layout.device_value, expression):
             return self._fix((), f"choose {self.device} at run time")
         replacement = f"{self.device}.type" if wants_type else self.device
@@ -249,7 +336,18 @@ class FixBuilder:
         return self._fix([edit], f"use {self.device}", unsafe=unsafe)
 
     def cuda_method(self, call: ast.Call, tail: Span) -> Fix | None:
-        """``.cuda()`` -> ``.to(DEVICE)``, keeping ``non_blocking=``; ``.cuda(i)`` -> an index."""
+        """``.cuda()`` -> ``.to(DEVICE)``, keeping ``non_blocking=``; ``.cuda(i)`` -> an index.
+
+        Not ``super().cuda(...)`` nor anything inside a ``def cuda`` override: there ``cuda`` is
+        the class's own method, and its argument may already be a ``torch.device``.
+        """
+        owner = call.func.value if isinstance(call.func, ast.Attribute) else None
+        if (
+            isinstance(owner, ast.Call)
+            and isinstance(owner.func, ast.Name)
+            and owner.func.id == "super"
+        ) or self.left_alone(call):
+            return None
         arguments = [self.ctx.source(a) for a in call.args]
         keywords = {k.arg: self.ctx.source(k.value) for k in call.keywords if k.arg}
         if any(k.arg is None for k in call.keywords) or len(arguments) > 1:
@@ -262,82 +360,160 @@ class FixBuilder:
         return self._fix([Edit(tail, f".to({target}{extra})")], f".to({self.device})")
 
     def is_cuda(self, node: ast.Attribute, parenthesise: bool) -> Fix | None:
-        """``x.is_cuda`` -> ``x.device.type != "cpu"``: "on the accelerator", whichever it is."""
-        test = f'{self.ctx.source(node.value)}.device.type != "cpu"'
+        """``x.is_cuda`` -> ``x.device.type == DEVICE.type != "cpu"``: on NVIDIA the same answer,
+        on another accelerator "on the chosen accelerator", and False on the CPU as before. In
+        an ``assert`` (a "must be on the device" check) -> ``x.device.type == DEVICE.type``, which
+        holds on a CPU-only machine too. ``platform.is_cuda()`` (a method that only shares the
+        name) is left alone."""
+        parent = self.ctx.parents.get(id(node))
+        if isinstance(parent, ast.Call) and parent.func is node:
+            return None
+        if self.left_alone(node):
+            return None
+        test = f"{self.ctx.source(node.value)}.device.type == {self.device}.type"
+        if not isinstance(parent, ast.Assert):
+            # A branch on ``x.is_cuda`` holds code for the accelerator: the CPU still skips it.
+            test += ' != "cpu"'
         if parenthesise:
             test = f"({test})"
-        return self._fix(
-            [Edit(self.ctx.span(node), test)], "test for any accelerator", shared=False
-        )
+        return self._fix([Edit(self.ctx.span(node), test)], f"compare with {self.device}.type")
 
     def device_type_comparison(self, compare: ast.Compare, literal: ast.Constant) -> Fix | None:
-        """``t == "cuda"`` -> ``t != "cpu"`` (``!=`` -> ``==``); in a tuple -> DEVICE.type."""
-        if len(compare.ops) == 1 and literal in (compare.left, compare.comparators[0]):
-            operator = compare.ops[0]
-            if isinstance(operator, ast.Eq | ast.NotEq):
-                other = compare.comparators[0] if literal is compare.left else compare.left
-                flipped = "!=" if isinstance(operator, ast.Eq) else "=="
-                test = f'{self.ctx.source(other)} {flipped} "cpu"'
-                edit = Edit(self.ctx.span(compare), test)
-                return self._fix([edit], "test for any accelerator", shared=False)
+        """``t == "cuda"`` -> ``t == DEVICE.type``: the same on NVIDIA, and on another machine
+        its own accelerator. Not when the branch still makes CUDA-only calls (they would now run
+        on the other accelerator) or when sibling branches test for other vendors."""
+        if self.left_alone(compare) or self._branch_keeps_cuda_calls(compare):
+            return None
         edit = Edit(self.ctx.span(literal), f"{self.device}.type")
         return self._fix([edit], f"compare with {self.device}.type")
+
+    def _branch_keeps_cuda_calls(self, compare: ast.Compare) -> bool:
+        statement = None
+        child: ast.AST = compare
+        for ancestor in self.ancestors(compare):
+            if isinstance(ancestor, ast.If | ast.IfExp | ast.While) and ancestor.test is child:
+                statement = ancestor
+                break
+            if not isinstance(ancestor, ast.BoolOp | ast.UnaryOp):
+                break
+            child = ancestor
+        if statement is None:
+            return False
+        body = statement.body if isinstance(statement.body, list) else [statement.body]
+        orelse = statement.orelse if isinstance(statement.orelse, list) else [statement.orelse]
+        for part in body:
+            for node in ast.walk(part):  # the walk has not reached the branch yet
+                for child in ast.iter_child_nodes(node):
+                    self.ctx.parents.setdefault(id(child), node)
+        for node in (inner for part in body for inner in ast.walk(part)):
+            if isinstance(node, ast.Attribute) and not self._safely_fixed(node):
+                return True
+        return any(
+            isinstance(node, ast.Constant) and node.value in VENDOR_TYPES
+            for part in orelse
+            for node in ast.walk(part)
+        )
+
+    def _safely_fixed(self, node: ast.Attribute) -> bool:
+        """False for a CUDA-only name that this pass leaves as it is (no safe fix)."""
+        from portlint.python.device_checks import attribute_tail_span
+        from portlint.python.torch_api import torch_cuda_api
+
+        name = self.ctx.qualified_name(node) or ""
+        parent = self.ctx.parents.get(id(node))
+        if isinstance(parent, ast.Attribute) and parent.value is node:
+            return True  # ``torch.cuda`` in ``torch.cuda.synchronize``: judged with the whole
+        call = parent if isinstance(parent, ast.Call) and parent.func is node else None
+        if name.startswith("torch.cuda."):
+            entry = torch_cuda_api(self.ctx.catalog).entry(name[len("torch.cuda.") :])
+            fix = self.torch_cuda(node, entry, call)
+        elif node.attr == "cuda" and not name:
+            fix = self.cuda_method(call, attribute_tail_span(call, self.ctx)) if call else None
+        else:
+            return node.attr != "cuda" and not name.startswith("torch.cuda")
+        return fix is not None and fix.applicability is Applicability.SAFE
 
     def torch_cuda(self, node: ast.expr, entry, call: ast.Call | None) -> Fix | None:
         """``torch.cuda.X`` -> its device-generic form where ``min-torch`` has one.
 
+        Only calls (and bare decorators) are rewritten: a name that is stored to or read as a
+        value may be a monkeypatch (``torch.cuda.set_stream = patched``) or the saved original.
         Calls that a CPU-only machine cannot make (``synchronize``, ``empty_cache``) are put
-        under ``if DEVICE.type != "cpu":`` unless a CUDA check already guards them, and memory
-        counters read 0 there, so the fixed code runs on every machine.
+        under a guard unless a CUDA check already guards them, and memory counters read 0
+        there, so the fixed code runs on every machine. A name that some device module lacks
+        (``get_device_name`` on ``torch.cpu``) gets its CPU answer from ``rules/fixes.toml``
+        or no fix.
         """
+        if isinstance(getattr(node, "ctx", None), ast.Store | ast.Del) or self.left_alone(node):
+            return None
+        is_call = call is not None and call.func is node
         if entry.generic and entry.since and self.min_torch >= version_tuple(entry.since):
             generic = self.torch + entry.generic[len("torch") :]
-            edits = [Edit(self.ctx.span(node), generic)]
             if entry.generic_args:
-                if call is None or call.func is not node:
+                if not is_call:
                     return self._decorator_generic(node, entry, generic)
-                edits.append(self._insert_device_argument(call, entry.generic_args))
+                edit = self._call_with_device_argument(call, generic, entry)
+                return self._fix([edit], f"use {generic}", unsafe=entry.unsafe)
         else:
             generic = self._generic_module_name(entry)
             if generic is None:
-                return None
-            edits = [Edit(self.ctx.span(node), generic)]
-        uses_device = bool(entry.generic_args) or self.device in generic
-        cpu_edits = self._cpu_guard(node, call, entry)
-        if cpu_edits is None:
+                return self._missing_name(call, entry) if is_call else None
+        if not is_call:
             return None
-        if cpu_edits:
-            edits.extend(cpu_edits)
-            uses_device = True
+        edits = self._cpu_guard(node, call, entry, generic)
+        if edits is None:
+            return None
+        uses_device = any(self.device in edit.content for edit in edits)
         return self._fix(edits, f"use {generic}", unsafe=entry.unsafe, shared=uses_device)
 
-    def _cpu_guard(self, node: ast.expr, call: ast.Call | None, entry) -> list[Edit] | None:
-        """Edits that keep a CPU-only machine off the call; None when no safe form exists."""
-        if self.ctx.guards.get(id(node)) is not None and self.ctx.guards[id(node)].cuda_only:
-            return []
-        if call is None or call.func is not node:
-            return []
+    def _cpu_condition(self) -> str:
+        """The test for "an accelerator is here": needs no device variable from torch 2.6."""
         cpu = self.table["cpu"]
-        condition = cpu["condition"].format(device=self.device)
+        if self.uses_accelerator():
+            return cpu["accelerator_condition"].format(torch=self.torch)
+        return cpu["condition"].format(device=self.device)
+
+    def _cpu_guard(self, node: ast.expr, call: ast.Call, entry, generic: str) -> list[Edit]:
+        """The rename, and what keeps a CPU-only machine off the call where it needs that."""
+        rename = [Edit(self.ctx.span(node), generic)]
+        guard = self.ctx.guards.get(id(node))
+        if guard is not None and guard.cuda_only:
+            return rename
+        if entry.cpu_value is None and not entry.cpu_remove:
+            return rename
+        condition = self._cpu_condition()
+        call_text = generic + self._call_arguments(call)
         if entry.cpu_value is not None:
-            span = self.ctx.span(call)
-            start = Span(span.line, span.column, span.line, span.column)
-            end = Span(span.end_line, span.end_column, span.end_line, span.end_column)
-            return [Edit(start, "("), Edit(end, f" if {condition} else {entry.cpu_value})")]
-        if not entry.cpu_remove:
-            return []
+            text = f"({call_text} if {condition} else {entry.cpu_value})"
+            return [Edit(self.ctx.span(call), text)]
         statement = self.ctx.parents.get(id(call))
-        if not isinstance(statement, ast.Expr) or not self._alone_on_its_lines(statement):
-            return None
-        span = self.ctx.span(statement)
-        indent = self.ctx.index.line(span.line)[: span.column]
-        text = f"if {condition}:{self.newline}{indent}    "
-        return [Edit(Span(span.line, span.column, span.line, span.column), text)]
+        if isinstance(statement, ast.Expr) and self._alone_on_its_lines(statement):
+            span = self.ctx.span(statement)
+            indent = self.ctx.index.line(span.line)[: span.column]
+            unit = "\t" if indent.startswith("\t") else "    "
+            text = f"if {condition}:{self.newline}{indent}{unit}"
+            return [Edit(Span(span.line, span.column, span.line, span.column), text), *rename]
+        # Where no statement can go (a one-line compound, ``a; b``, a lambda, a comprehension):
+        # the same guard as an expression.
+        return [Edit(self.ctx.span(call), f"({call_text} if {condition} else None)")]
+
+    def _call_arguments(self, call: ast.Call) -> str:
+        """``(...)`` of a call, as written."""
+        whole, func = self.ctx.span(call), self.ctx.span(call.func)
+        return self.ctx.index.text(func.end_line, func.end_column, whole.end_line, whole.end_column)
 
     def _alone_on_its_lines(self, statement: ast.stmt) -> bool:
         span = self.ctx.span(statement)
         before = self.ctx.index.line(span.line)[: span.column]
         after = self.ctx.index.line(span.end_line)[span.end_column :].strip()
+        parent = self.ctx.parents.get(id(statement))
+        if parent is not None and parent is not self.tree and hasattr(parent, "lineno"):
+            for field in ("body", "orelse", "finalbody", "handlers"):
+                siblings = getattr(parent, field, None)
+                if isinstance(siblings, list) and statement in siblings:
+                    header = self.ctx.span(parent).line
+                    if header == span.line and parent is not self.tree:
+                        return False  # ``if x: torch.cuda.synchronize()``
         return not before.strip() and (not after or after.startswith("#"))
 
     def _decorator_generic(self, node: ast.expr, entry, generic: str) -> Fix | None:
@@ -348,30 +524,50 @@ class FixBuilder:
         replacement = f"{generic}({entry.generic_args}={self.device}.type)"
         return self._fix([Edit(self.ctx.span(node), replacement)], f"use {generic}")
 
-    def _insert_device_argument(self, call: ast.Call, keyword: str) -> Edit:
-        end = self.ctx.span(call)
-        func_end = self.ctx.span(call.func)
-        text = f"{keyword}={self.device}.type"
-        if call.args or call.keywords:
-            first = self.ctx.span(call.args[0] if call.args else call.keywords[0])
-            return Edit(Span(first.line, first.column, first.line, first.column), text + ", ")
-        # Empty call: the edit goes just before the closing parenthesis.
-        del func_end
-        return Edit(Span(end.end_line, end.end_column - 1, end.end_line, end.end_column - 1), text)
+    def _call_with_device_argument(self, call: ast.Call, generic: str, entry) -> Edit:
+        """``torch.cuda.amp.autocast(...)`` -> ``torch.amp.autocast(device_type=..., ...)``."""
+        arguments = self._call_arguments(call)
+        inner = arguments[1:-1]
+        text = f"{entry.generic_args}={self.device}.type"
+        if inner.strip():
+            text += ", " + inner.lstrip()
+        return Edit(self.ctx.span(call), f"{generic}({text})")
 
     def _generic_module_name(self, entry) -> str | None:
-        """``torch.get_device_module(DEVICE).get_device_name`` for ``torch.cuda.get_device_name``
-        when a vendor module has the name too (otherwise the rewrite would help nobody)."""
-        module = self.table["generic_module"]
+        """``torch.get_device_module(DEVICE).X`` for ``torch.cuda.X`` when every vendor module
+        and the CPU have ``X`` (or the CPU never reaches the call): otherwise the rewrite would
+        fail on a machine where the original failed less clearly."""
         if entry.rule != "PRT201" or not entry.vendors:
             return None
+        cpu_names = set(self.table["cpu"]["module_names"])
+        if set(entry.vendors) != {"npu", "mlu", "xpu", "mps"}:
+            return None
+        if entry.name not in cpu_names and entry.cpu_value is None and not entry.cpu_remove:
+            return None
+        return self._device_module() + f".{entry.name}"
+
+    def _device_module(self) -> str:
+        module = self.table["generic_module"]
         recent = self.min_torch >= version_tuple(module["since"])
         template = module["expression"] if recent else module["fallback_expression"]
-        return f"{template.format(torch=self.torch, device=self.device)}.{entry.name}"
+        return template.format(torch=self.torch, device=self.device)
+
+    def _missing_name(self, call: ast.Call, entry) -> Fix | None:
+        """A name some device module lacks: the device's own function where it has one, else
+        the CPU-safe answer of ``rules/fixes.toml`` [missing]. On NVIDIA the original runs."""
+        fallback = self.table["missing"].get(entry.name)
+        if fallback is None and entry.cpu_value is not None:
+            fallback = f"lambda *args, **kwargs: {entry.cpu_value}"
+        if fallback is None or entry.rule != "PRT201":
+            return None
+        answer = fallback.format(device=self.device, torch=self.torch)
+        text = f'getattr({self._device_module()}, "{entry.name}", {answer})'
+        text += self._call_arguments(call)
+        return self._fix([Edit(self.ctx.span(call), text)], f"use the device's {entry.name}")
 
     def backend(self, literal: ast.Constant, via_variable: bool) -> Fix | None:
         """``"nccl"`` -> the default backend of the module's device."""
-        if literal.value != "nccl":
+        if literal.value != "nccl" or self.left_alone(literal):
             return None  # "cpu:gloo,cuda:nccl" and other mixes: no automatic answer
         table = self.table["backend"]
         if self.min_torch >= version_tuple(table["api_since"]):
