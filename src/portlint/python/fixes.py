@@ -218,13 +218,19 @@ class FixBuilder:
             return device["accelerator_expression"].format(torch=self.torch)
         return device["helper_call"]
 
+    def import_edits(self, edits) -> tuple[Edit, ...]:
+        """``import torch`` when the fix writes ``torch.`` and the module has no such binding
+        (``import torch.cuda as tc`` alone, ``from torch.cuda import synchronize``)."""
+        if self.layout.torch_name is not None or not any("torch." in e.content for e in edits):
+            return ()
+        line, column = self.layout.insert_at
+        return (Edit(Span(line, column, line, column), f"import torch{self.newline}"),)
+
     def shared_edits(self) -> tuple[Edit, ...]:
-        """The edits every device-using fix needs: ``import torch``, the helper, the definition."""
+        """The edits every device-using fix needs: the helper or the definition."""
         line, column = self.layout.insert_at
         nl = self.newline
         parts = []
-        if self.layout.torch_name is None:
-            parts.append(f"import torch{nl}")
         library = self.layout.device_name is None and not self.layout.is_script
         needs_helper = library or not self.uses_accelerator()
         if needs_helper and self.table["device"]["helper_name"] not in self.layout.bound_names:
@@ -272,7 +278,14 @@ class FixBuilder:
                 ancestor.name == "cuda"
             ):
                 return True
+            if isinstance(ancestor, ast.FormattedValue) and self._self_documenting(ancestor):
+                return True  # f"{x.is_cuda=}" prints its own source: it must stay as written
         return False
+
+    def _self_documenting(self, value: ast.FormattedValue) -> bool:
+        span = self.ctx.span(value.value)
+        rest = self.ctx.index.line(span.end_line)[span.end_column :].lstrip()
+        return rest.startswith("=") and not rest.startswith("==")
 
     # -- fixes ----------------------------------------------------------------------------------
 
@@ -286,6 +299,7 @@ class FixBuilder:
         if uses_device and at_module_level and edits[0].span.line < self.layout.device_line:
             return None  # the module's device variable is assigned further down
         all_edits = tuple(edits) + (self.shared_edits() if shared else ())
+        all_edits += self.import_edits(all_edits)
         applicability = Applicability.UNSAFE if unsafe else Applicability.SAFE
         return Fix(applicability, all_edits, description)
 

@@ -163,7 +163,8 @@ class Planner:
         for line, text in insertions:
             texts = self.plan.insertions.setdefault(line, [])
             if text not in texts:
-                texts.append(text)
+                # Imports first: the definitions after them use what they bind.
+                texts.insert(0 if text.startswith("import ") else len(texts), text)
         self.taken.extend(claimed)
         return True
 
@@ -251,6 +252,7 @@ class Apply(cst.CSTTransformer):
         #: (original node, its new form) for each replacement made, innermost first.
         self.changed: list[tuple[cst.CSTNode, cst.CSTNode]] = []
         self.failed: set[int] = set()
+        self.self_documenting: list[bool] = []
 
     def visit_FormattedString(self, node) -> bool:
         self.quotes.append(node.end)
@@ -258,6 +260,15 @@ class Apply(cst.CSTTransformer):
 
     def leave_FormattedString(self, original, updated):
         self.quotes.pop()
+        return updated
+
+    def visit_FormattedStringExpression(self, node) -> bool:
+        # f"{x.is_cuda=}" prints its own source text: a rewrite would change the output.
+        self.self_documenting.append(node.equal is not None)
+        return True
+
+    def leave_FormattedStringExpression(self, original, updated):
+        self.self_documenting.pop()
         return updated
 
     def on_leave(self, original, updated):
@@ -271,6 +282,9 @@ class Apply(cst.CSTTransformer):
         return result
 
     def _replace(self, original, updated, content: str):
+        if any(self.self_documenting):
+            self.failed.add(id(original))
+            return updated
         try:
             new = cst.parse_expression(content)
         except cst.ParserSyntaxError:
