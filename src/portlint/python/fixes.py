@@ -32,6 +32,7 @@ from pathlib import Path
 
 from portlint.config import version_tuple
 from portlint.model import Applicability, Edit, Fix, Span
+from portlint.python.guards import CUDA_CHECKS
 from portlint.python.names import import_bindings
 
 #: A test that looks at the torch version or at what torch provides: both arms are left alone,
@@ -85,10 +86,17 @@ def _import_statements(statement: ast.stmt) -> list[ast.Import | ast.ImportFrom]
     return []
 
 
+#: Imports the device definition must follow: torch itself, and the packages that register
+#: their device with torch when imported.
+DEVICE_PACKAGES = frozenset({"torch", "torch_npu", "torch_mlu"})
+
+
 def _insertion_point(tree: ast.Module) -> tuple[int, int]:
-    """The start of the line after the module's last top-level import (``import torch_npu``
-    included), or after its docstring when it imports nothing."""
-    after = 0
+    """The start of the line after the module's leading docstring and imports, or after its
+    ``import torch`` / ``import torch_npu`` / ``import torch_mlu`` when one comes later (after a
+    ``sys.path`` or ``os.environ`` line). Later imports of other packages do not move it, so
+    that code between them can already use the device."""
+    after, leading = 0, True
     for position, statement in enumerate(tree.body):
         is_docstring = (
             position == 0
@@ -96,10 +104,21 @@ def _insertion_point(tree: ast.Module) -> tuple[int, int]:
             and isinstance(statement.value, ast.Constant)
             and isinstance(statement.value.value, str)
         )
+        imports = _import_statements(statement)
         is_future = isinstance(statement, ast.ImportFrom) and statement.module == "__future__"
-        if is_docstring or is_future or _import_statements(statement):
+        if leading and (is_docstring or is_future or imports):
+            after = statement.end_lineno or statement.lineno
+            continue
+        leading = False
+        if any(_imported_packages(node) & DEVICE_PACKAGES for node in imports):
             after = statement.end_lineno or statement.lineno
     return after + 1, 0
+
+
+def _imported_packages(node: ast.Import | ast.ImportFrom) -> set[str]:
+    if isinstance(node, ast.Import):
+        return {alias.name.split(".")[0] for alias in node.names}
+    return {node.module.split(".")[0]} if node.module and not node.level else set()
 
 
 def is_script(tree: ast.Module, path: str, text: str) -> bool:
@@ -194,20 +213,43 @@ class FixBuilder:
         return "PORTLINT_DEVICE_"
 
     def _device_selection_verdict(self, value: ast.expr) -> str | None:
-        """``"rewrite"`` for a CUDA device selection, ``"keep"`` for a generic one, else None."""
+        """``"rewrite"`` for a CUDA device selection, ``"keep"`` for a generic one, else None.
+
+        Only a ``torch.device`` value is adopted as the module's device: ``torch.device("cuda")``
+        or ``torch.device("cuda" if torch.cuda.is_available() else "cpu")``. A string
+        (``device_type = "cuda" if "cuda" in device else "cpu"``) or a device with an index
+        would change type or meaning if it were rewritten into the accelerator expression.
+        """
         source = self.ctx.source(value)
         helper = self.table["device"]["helper_call"]
         if "current_accelerator(" in source or source == helper:
             return "keep"
-        from portlint.python.device_checks import device_literals, is_selection
-
-        is_device_call = (
+        if not (
             isinstance(value, ast.Call)
             and self.ctx.qualified_name(value.func) == "torch.device"
             and len(value.args) == 1
-            and (device_literals(value.args[0], self.ctx) or is_selection(value.args[0], self.ctx))
+            and not value.keywords
+        ):
+            return None
+        argument = value.args[0]
+        if isinstance(argument, ast.Constant) and argument.value == "cuda":
+            return "rewrite"
+        return "rewrite" if self._availability_selection(argument) else None
+
+    def _availability_selection(self, expr: ast.expr) -> bool:
+        """``"cuda" if torch.cuda.is_available() else "cpu"``: a choice made on availability."""
+        from portlint.python.device_checks import is_cpu_fallback
+
+        return (
+            isinstance(expr, ast.IfExp)
+            and isinstance(expr.body, ast.Constant)
+            and expr.body.value == "cuda"
+            and is_cpu_fallback(expr.orelse, self.ctx)
+            and any(
+                isinstance(node, ast.Call) and self.ctx.qualified_name(node.func) in CUDA_CHECKS
+                for node in ast.walk(expr.test)
+            )
         )
-        return "rewrite" if is_device_call or is_selection(value, self.ctx) else None
 
     def uses_accelerator(self) -> bool:
         return self.min_torch >= version_tuple(self.table["device"]["accelerator_since"])
@@ -218,13 +260,19 @@ class FixBuilder:
             return device["accelerator_expression"].format(torch=self.torch)
         return device["helper_call"]
 
-    def import_edits(self, edits) -> tuple[Edit, ...]:
+    def import_edits(self, edits) -> tuple[Edit, ...] | None:
         """``import torch`` when the fix writes ``torch.`` and the module has no such binding
         (``import torch.cuda as tc`` alone, ``from torch.cuda import synchronize``)."""
         if self.layout.torch_name is not None or not any("torch." in e.content for e in edits):
             return ()
+        if self._torch_used_unbound:
+            return None  # ``torch`` means something else here; an import would change that
         line, column = self.layout.insert_at
         return (Edit(Span(line, column, line, column), f"import torch{self.newline}"),)
+
+    @functools.cached_property
+    def _torch_used_unbound(self) -> bool:
+        return any(isinstance(n, ast.Name) and n.id == "torch" for n in ast.walk(self.tree))
 
     def shared_edits(self) -> tuple[Edit, ...]:
         """The edits every device-using fix needs: the helper or the definition."""
@@ -299,7 +347,10 @@ class FixBuilder:
         if uses_device and at_module_level and edits[0].span.line < self.layout.device_line:
             return None  # the module's device variable is assigned further down
         all_edits = tuple(edits) + (self.shared_edits() if shared else ())
-        all_edits += self.import_edits(all_edits)
+        imports = self.import_edits(all_edits)
+        if imports is None:
+            return None
+        all_edits += imports
         applicability = Applicability.UNSAFE if unsafe else Applicability.SAFE
         return Fix(applicability, all_edits, description)
 
@@ -384,6 +435,8 @@ class FixBuilder:
             return None
         if self.left_alone(node):
             return None
+        if not isinstance(parent, ast.Assert) and self._branch_keeps_cuda_calls(node):
+            return None
         test = f"{self.ctx.source(node.value)}.device.type == {self.device}.type"
         if not isinstance(parent, ast.Assert):
             # A branch on ``x.is_cuda`` holds code for the accelerator: the CPU still skips it.
@@ -401,29 +454,41 @@ class FixBuilder:
         edit = Edit(self.ctx.span(literal), f"{self.device}.type")
         return self._fix([edit], f"compare with {self.device}.type")
 
-    def _branch_keeps_cuda_calls(self, compare: ast.Compare) -> bool:
-        statement = None
-        child: ast.AST = compare
-        for ancestor in self.ancestors(compare):
-            if isinstance(ancestor, ast.If | ast.IfExp | ast.While) and ancestor.test is child:
-                statement = ancestor
+    def _branch_keeps_cuda_calls(self, test: ast.expr) -> bool:
+        """True when ``test`` is (part of) a condition whose guarded code keeps CUDA-only calls
+        that get no safe fix, or whose sibling branches test for other vendors: rewriting the
+        test would let another accelerator reach those calls, or skip its own branch.
+
+        The guarded code is the rest of an ``and`` chain and the body of the ``if``, ``while``
+        or conditional expression the test belongs to.
+        """
+        guarded: list[ast.AST] = []
+        orelse: list[ast.AST] = []
+        child: ast.AST = test
+        for ancestor in self.ancestors(test):
+            if isinstance(ancestor, ast.BoolOp):
+                if isinstance(ancestor.op, ast.And):
+                    position = next(i for i, v in enumerate(ancestor.values) if v is child)
+                    guarded.extend(ancestor.values[position + 1 :])
+            elif isinstance(ancestor, ast.If | ast.IfExp | ast.While) and ancestor.test is child:
+                body = ancestor.body if isinstance(ancestor.body, list) else [ancestor.body]
+                other = ancestor.orelse
+                guarded.extend(body)
+                orelse.extend(other if isinstance(other, list) else [other])
                 break
-            if not isinstance(ancestor, ast.BoolOp | ast.UnaryOp):
+            elif not isinstance(ancestor, ast.UnaryOp | ast.Call | ast.Compare):
                 break
             child = ancestor
-        if statement is None:
-            return False
-        body = statement.body if isinstance(statement.body, list) else [statement.body]
-        orelse = statement.orelse if isinstance(statement.orelse, list) else [statement.orelse]
-        for part in body:
-            for node in ast.walk(part):  # the walk has not reached the branch yet
-                for child in ast.iter_child_nodes(node):
-                    self.ctx.parents.setdefault(id(child), node)
-        for node in (inner for part in body for inner in ast.walk(part)):
+        for part in guarded:
+            for node in ast.walk(part):  # the walk may not have reached this code yet
+                for inner in ast.iter_child_nodes(node):
+                    self.ctx.parents.setdefault(id(inner), node)
+        for node in (inner for part in guarded for inner in ast.walk(part)):
             if isinstance(node, ast.Attribute) and not self._safely_fixed(node):
                 return True
         return any(
-            isinstance(node, ast.Constant) and node.value in VENDOR_TYPES
+            (isinstance(node, ast.Constant) and node.value in VENDOR_TYPES)
+            or (isinstance(node, ast.Attribute) and node.attr in VENDOR_TYPES)
             for part in orelse
             for node in ast.walk(part)
         )
@@ -461,6 +526,8 @@ class FixBuilder:
         if isinstance(getattr(node, "ctx", None), ast.Store | ast.Del) or self.left_alone(node):
             return None
         is_call = call is not None and call.func is node
+        if f"torch.cuda.{entry.name}" in CUDA_CHECKS and self._branch_keeps_cuda_calls(node):
+            return None  # ``torch.cuda.is_available() and torch.cuda.is_bf16_supported()``
         if entry.generic and entry.since and self.min_torch >= version_tuple(entry.since):
             generic = self.torch + entry.generic[len("torch") :]
             if entry.generic_args:

@@ -19,6 +19,8 @@ imported only by this module, which only fix mode loads.
 from __future__ import annotations
 
 import ast
+import functools
+import sys
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
@@ -57,6 +59,7 @@ class NodeIndex:
         positions = wrapper.resolve(PositionProvider)
         self.by_range: dict[Range, list[cst.CSTNode]] = {}
         self.by_end: dict[tuple[int, int], list[cst.CSTNode]] = {}
+        self.lines_by_start: dict[tuple[int, int], cst.SimpleStatementLine] = {}
         self.ranges: dict[int, Range] = {}
         for node, where in positions.items():
             key = (where.start.line, where.start.column, where.end.line, where.end.column)
@@ -67,6 +70,8 @@ class NodeIndex:
                 continue
             self.by_range.setdefault(key, []).append(node)
             self.by_end.setdefault(key[2:], []).append(node)
+            if isinstance(node, cst.SimpleStatementLine):
+                self.lines_by_start.setdefault(key[:2], node)
 
     def expression_at(self, span: Span) -> cst.BaseExpression | None:
         for node in self.by_range.get(_range(span), ()):
@@ -87,12 +92,7 @@ class NodeIndex:
         return None
 
     def statement_line_at(self, line: int, column: int) -> cst.SimpleStatementLine | None:
-        for key, nodes in self.by_range.items():
-            if key[:2] == (line, column):
-                for node in nodes:
-                    if isinstance(node, cst.SimpleStatementLine):
-                        return node
-        return None
+        return self.lines_by_start.get((line, column))
 
 
 def _preorder(node: cst.CSTNode) -> Iterable[cst.CSTNode]:
@@ -126,7 +126,10 @@ class Planner:
         self.index = index
         self.source = source
         self.plan = Plan()
-        self.taken: list[tuple[Range, str]] = []
+        self.lines = source.splitlines(keepends=True)
+        #: line -> the changes taken so far that cover it (a change spans few lines, so
+        #: checking a new one against them keeps planning linear in the number of fixes).
+        self.taken: dict[int, list[tuple[Range, str]]] = {}
 
     def add(self, finding: Finding) -> bool:
         replacements: dict[int, str] = {}
@@ -165,12 +168,15 @@ class Planner:
             if text not in texts:
                 # Imports first: the definitions after them use what they bind.
                 texts.insert(0 if text.startswith("import ") else len(texts), text)
-        self.taken.extend(claimed)
+        for key, content in claimed:
+            for line in range(key[0], key[2] + 1):
+                self.taken.setdefault(line, []).append((key, content))
         return True
 
     def _compatible(self, key: Range, content: str) -> bool:
         """Disjoint from every change taken so far, or nested in one whose text quotes it."""
-        for other, other_content in self.taken:
+        nearby = {taken for line in range(key[0], key[2] + 1) for taken in self.taken.get(line, ())}
+        for other, other_content in nearby:
             if key == other:
                 if content != other_content:
                     return False
@@ -185,7 +191,7 @@ class Planner:
         return True
 
     def _text(self, key: Range) -> str:
-        lines = self.source.splitlines(keepends=True)
+        lines = self.lines
         if key[0] == key[2]:
             return lines[key[0] - 1][key[1] : key[3]]
         parts = [lines[key[0] - 1][key[1] :], *lines[key[0] : key[2] - 1]]
@@ -199,6 +205,16 @@ def _inside(inner: Range, outer: Range) -> bool:
 
 def _overlap(a: Range, b: Range) -> bool:
     return a[:2] < b[2:] and b[:2] < a[2:]
+
+
+@functools.lru_cache(maxsize=4096)
+def _parse_expression(content: str) -> cst.BaseExpression | None:
+    """Replacement texts repeat (``DEVICE``, the same guarded call): parse each once. CST nodes
+    are immutable, so one parsed node can stand in several places."""
+    try:
+        return cst.parse_expression(content)
+    except cst.ParserSyntaxError:
+        return None
 
 
 class Requote(cst.CSTTransformer):
@@ -253,6 +269,13 @@ class Apply(cst.CSTTransformer):
         self.changed: list[tuple[cst.CSTNode, cst.CSTNode]] = []
         self.failed: set[int] = set()
         self.self_documenting: list[bool] = []
+        #: id(node) -> how many changes had been made when the walk entered it.
+        self.marks: dict[int, int] = {}
+
+    def on_visit(self, node) -> bool:
+        if id(node) in self.plan.replacements:
+            self.marks[id(node)] = len(self.changed)
+        return super().on_visit(node)
 
     def visit_FormattedString(self, node) -> bool:
         self.quotes.append(node.end)
@@ -285,17 +308,11 @@ class Apply(cst.CSTTransformer):
         if any(self.self_documenting):
             self.failed.add(id(original))
             return updated
-        try:
-            new = cst.parse_expression(content)
-        except cst.ParserSyntaxError:
+        new = _parse_expression(content)
+        if new is None:
             self.failed.add(id(original))
             return updated
-        key = self.index.ranges[id(original)]
-        inside = [
-            (before, after)
-            for before, after in self.changed
-            if _inside(self.index.ranges[id(before)], key)
-        ]
+        inside = self.changed[self.marks.get(id(original), len(self.changed)) :]
         if inside:
             substitute = Substitute(inside)
             new = new.visit(substitute)
@@ -396,13 +413,12 @@ def new_syntax_problem(original: str, fixed: str, min_python: str = "3.10") -> s
     """A complaint when ``fixed`` does not parse with the project's oldest Python although the
     original did; None otherwise."""
     version = tuple(int(part) for part in min_python.split(".")[:2])
-    before = syntax_problem(original, version)
     after = syntax_problem(fixed, version)
-    if after is not None and before is None:
-        return after
-    if after is None and before is None:
+    if after is None:
         return None
-    return syntax_problem(fixed, None)
+    if syntax_problem(original, version) is None:
+        return after
+    return syntax_problem(fixed, None)  # the original needs a newer Python itself
 
 
 def syntax_problem(text: str, version: tuple[int, ...] | None) -> str | None:
@@ -413,7 +429,8 @@ def syntax_problem(text: str, version: tuple[int, ...] | None) -> str | None:
         ast.parse(text, feature_version=version)
     except SyntaxError as error:
         return f"line {error.lineno}: {error.msg}"
-    if version < (3, 12):
+    # Before 3.12 the interpreter's own parser already refuses a reused quote in an f-string.
+    if version < (3, 12) and sys.version_info >= (3, 12) and ("f'" in text or 'f"' in text):
         return _fstring_quote_problem(text)
     return None
 
