@@ -37,9 +37,14 @@ from portlint.python.names import import_bindings
 
 #: A test that looks at the torch version or at what torch provides: both arms are left alone,
 #: since each is written for the torch it runs under.
-VERSION_TEST = re.compile(r"__version__|\bversion\b|hasattr\s*\(|\bgetattr\s*\(|TORCH_VERSION")
+VERSION_TEST = re.compile(
+    r"version|hasattr\s*\(|\bgetattr\s*\(|GREATER|LESS_THAN|_(GE|GT|LE|LT)_\d|\bsince\b",
+    re.IGNORECASE,
+)
 #: Device types of the vendors portlint knows, as they appear in comparisons of sibling branches.
 VENDOR_TYPES = frozenset({"npu", "mlu", "xpu", "mps", "hpu", "musa", "privateuseone"})
+#: Calls of the project's own functions that say they are for NVIDIA only.
+NVIDIA_ONLY_CALL = re.compile(r"cuda|nccl|nvml|nvidia|cudnn|cublas|triton", re.IGNORECASE)
 
 
 @dataclass(frozen=True)
@@ -124,7 +129,15 @@ def _imported_packages(node: ast.Import | ast.ImportFrom) -> set[str]:
 def is_script(tree: ast.Module, path: str, text: str) -> bool:
     """A program run directly (``__main__`` block, shebang, ``__main__.py``, or work done at
     the top level: calls, loops, ``with`` blocks), not a library of definitions."""
-    if Path(path).name == "__main__.py" or text.startswith("#!"):
+    name = Path(path).name
+    if name == "__main__.py":
+        return True
+    if name == "__init__.py":
+        return False
+    in_a_package = any(
+        isinstance(statement, ast.ImportFrom) and statement.level for statement in tree.body
+    )
+    if text.startswith("#!") and not in_a_package:
         return True
     for position, statement in enumerate(tree.body):
         if isinstance(statement, ast.For | ast.While | ast.With | ast.AsyncWith):
@@ -305,11 +318,21 @@ class FixBuilder:
 
     # -- where no fix may go ------------------------------------------------------------------
 
+    @functools.cached_property
+    def parents(self) -> dict[int, ast.AST]:
+        """Every node's parent. The walk records parents only down to where it is, and a fix
+        is often judged from deeper (a device string inside a call)."""
+        found: dict[int, ast.AST] = {}
+        for node in ast.walk(self.tree):
+            for child in ast.iter_child_nodes(node):
+                found[id(child)] = node
+        return found
+
     def ancestors(self, node: ast.AST):
-        parent = self.ctx.parents.get(id(node))
+        parent = self.parents.get(id(node))
         while parent is not None:
             yield parent
-            parent = self.ctx.parents.get(id(parent))
+            parent = self.parents.get(id(parent))
 
     def left_alone(self, node: ast.AST) -> bool:
         """Sites the contract never rewrites: the arms (and test) of a version check, a branch
@@ -368,6 +391,17 @@ class FixBuilder:
         if self.layout.device_value is not None and _contains(self.layout.device_value, literal):
             return self._fix((), f"choose {self.device} at run time")
         kind = f"{self.device}.type"
+        if isinstance(literal, ast.Constant) and self._passed_to_other_code(literal):
+            wants_type = True
+        parent = self.parents.get(id(literal))
+        if (
+            isinstance(parent, ast.Call)
+            and parent.args
+            and parent.args[0] is literal
+            and self.ctx.qualified_name(parent.func) == "torch.device"
+            and (len(parent.args) > 1 or parent.keywords)
+        ):
+            wants_type = True  # torch.device("cuda", index=i): the type, then the index
         if isinstance(literal, ast.Constant):
             _, _, index = literal.value.partition(":")
             if wants_type:
@@ -396,9 +430,24 @@ class FixBuilder:
             return None
         if self.layout.device_value is not None and _contains(self.layout.device_value, expression):
             return self._fix((), f"choose {self.device} at run time")
+        if isinstance(expression, ast.IfExp) and isinstance(expression.body, ast.Constant):
+            wants_type = True  # the value was a string; it stays one
+        wants_type = wants_type or self._passed_to_other_code(expression)
         replacement = f"{self.device}.type" if wants_type else self.device
         edit = Edit(self.ctx.span(expression), replacement)
         return self._fix([edit], f"use {self.device}", unsafe=unsafe)
+
+    def _passed_to_other_code(self, value: ast.expr) -> bool:
+        """A device string passed to a function that is not torch's (``Preprocessor(device=
+        "cuda")``): it may compare or print it, so it keeps getting a string."""
+        parent = self.parents.get(id(value))
+        if isinstance(parent, ast.keyword):
+            parent = self.parents.get(id(parent))
+        if not isinstance(parent, ast.Call):
+            return False
+        name = self.ctx.qualified_name(parent.func) or ""
+        is_method = isinstance(parent.func, ast.Attribute) and not name
+        return not name.startswith("torch") and not is_method
 
     def cuda_method(self, call: ast.Call, tail: Span) -> Fix | None:
         """``.cuda()`` -> ``.to(DEVICE)``, keeping ``non_blocking=``; ``.cuda(i)`` -> an index.
@@ -422,7 +471,11 @@ class FixBuilder:
             self.device if index is None else f"{self.torch}.device({self.device}.type, {index})"
         )
         extra = "".join(f", {name}={value}" for name, value in keywords.items())
-        return self._fix([Edit(tail, f".to({target}{extra})")], f".to({self.device})")
+        # ``.cuda(i)`` takes an index or a device: torch.device(type, i) only takes the index.
+        unsafe = index is not None and not (index.isdigit() or index.isidentifier())
+        unsafe = unsafe or (index is not None and "device" in index.lower())
+        edit = Edit(tail, f".to({target}{extra})")
+        return self._fix([edit], f".to({self.device})", unsafe=unsafe)
 
     def is_cuda(self, node: ast.Attribute, parenthesise: bool) -> Fix | None:
         """``x.is_cuda`` -> ``x.device.type == DEVICE.type != "cpu"``: on NVIDIA the same answer,
@@ -430,7 +483,7 @@ class FixBuilder:
         an ``assert`` (a "must be on the device" check) -> ``x.device.type == DEVICE.type``, which
         holds on a CPU-only machine too. ``platform.is_cuda()`` (a method that only shares the
         name) is left alone."""
-        parent = self.ctx.parents.get(id(node))
+        parent = self.parents.get(id(node))
         if isinstance(parent, ast.Call) and parent.func is node:
             return None
         if self.left_alone(node):
@@ -465,6 +518,7 @@ class FixBuilder:
         guarded: list[ast.AST] = []
         orelse: list[ast.AST] = []
         child: ast.AST = test
+        negated = False
         for ancestor in self.ancestors(test):
             if isinstance(ancestor, ast.BoolOp):
                 if isinstance(ancestor.op, ast.And):
@@ -473,19 +527,26 @@ class FixBuilder:
             elif isinstance(ancestor, ast.If | ast.IfExp | ast.While) and ancestor.test is child:
                 body = ancestor.body if isinstance(ancestor.body, list) else [ancestor.body]
                 other = ancestor.orelse
-                guarded.extend(body)
-                orelse.extend(other if isinstance(other, list) else [other])
+                other = other if isinstance(other, list) else [other]
+                if negated:
+                    # ``if not torch.cuda.is_available(): return ...``: the CUDA path is the
+                    # else branch and whatever follows the early exit.
+                    guarded.extend(other)
+                    guarded.extend(self._following_statements(ancestor))
+                else:
+                    guarded.extend(body)
+                    orelse.extend(other)
                 break
+            elif isinstance(ancestor, ast.UnaryOp) and isinstance(ancestor.op, ast.Not):
+                negated = not negated
             elif not isinstance(ancestor, ast.UnaryOp | ast.Call | ast.Compare):
                 break
             child = ancestor
-        for part in guarded:
-            for node in ast.walk(part):  # the walk may not have reached this code yet
-                for inner in ast.iter_child_nodes(node):
-                    self.ctx.parents.setdefault(id(inner), node)
         for node in (inner for part in guarded for inner in ast.walk(part)):
             if isinstance(node, ast.Attribute) and not self._safely_fixed(node):
                 return True
+            if isinstance(node, ast.Call) and NVIDIA_ONLY_CALL.search(_called_name(node)):
+                return True  # check_cuda_fp8_capability(): the project's own CUDA-only code
         return any(
             (isinstance(node, ast.Constant) and node.value in VENDOR_TYPES)
             or (isinstance(node, ast.Attribute) and node.attr in VENDOR_TYPES)
@@ -493,13 +554,23 @@ class FixBuilder:
             for node in ast.walk(part)
         )
 
+    def _following_statements(self, statement: ast.stmt) -> list[ast.stmt]:
+        parent = self.parents.get(id(statement))
+        for field in ("body", "orelse", "finalbody"):
+            block = getattr(parent, field, None)
+            if isinstance(block, list):
+                for position, sibling in enumerate(block):
+                    if sibling is statement:
+                        return block[position + 1 :]
+        return []
+
     def _safely_fixed(self, node: ast.Attribute) -> bool:
         """False for a CUDA-only name that this pass leaves as it is (no safe fix)."""
         from portlint.python.device_checks import attribute_tail_span
         from portlint.python.torch_api import torch_cuda_api
 
         name = self.ctx.qualified_name(node) or ""
-        parent = self.ctx.parents.get(id(node))
+        parent = self.parents.get(id(node))
         if isinstance(parent, ast.Attribute) and parent.value is node:
             return True  # ``torch.cuda`` in ``torch.cuda.synchronize``: judged with the whole
         call = parent if isinstance(parent, ast.Call) and parent.func is node else None
@@ -530,12 +601,24 @@ class FixBuilder:
             return None  # ``torch.cuda.is_available() and torch.cuda.is_bf16_supported()``
         if entry.generic and entry.since and self.min_torch >= version_tuple(entry.since):
             generic = self.torch + entry.generic[len("torch") :]
+            if is_call and call.args and generic.rpartition(".")[2][:1].isupper():
+                # torch.Stream(device, *, priority), torch.Event(device, *, enable_timing...):
+                # the device-generic classes take other positional arguments.
+                return None
             if entry.generic_args:
                 if not is_call:
                     return self._decorator_generic(node, entry, generic)
                 edit = self._call_with_device_argument(call, generic, entry)
                 return self._fix([edit], f"use {generic}", unsafe=entry.unsafe)
         else:
+            answer = self.table["module_cpu_answers"].get(entry.name)
+            if answer is not None and is_call:
+                text = answer.format(
+                    device=self.device,
+                    module=self._device_module(),
+                    arguments=self._call_arguments(call),
+                )
+                return self._fix([Edit(self.ctx.span(call), text)], f"use {self.device}")
             generic = self._generic_module_name(entry)
             if generic is None:
                 return self._missing_name(call, entry) if is_call else None
@@ -567,7 +650,7 @@ class FixBuilder:
         if entry.cpu_value is not None:
             text = f"({call_text} if {condition} else {entry.cpu_value})"
             return [Edit(self.ctx.span(call), text)]
-        statement = self.ctx.parents.get(id(call))
+        statement = self.parents.get(id(call))
         if isinstance(statement, ast.Expr) and self._alone_on_its_lines(statement):
             span = self.ctx.span(statement)
             indent = self.ctx.index.line(span.line)[: span.column]
@@ -587,7 +670,7 @@ class FixBuilder:
         span = self.ctx.span(statement)
         before = self.ctx.index.line(span.line)[: span.column]
         after = self.ctx.index.line(span.end_line)[span.end_column :].strip()
-        parent = self.ctx.parents.get(id(statement))
+        parent = self.parents.get(id(statement))
         if parent is not None and parent is not self.tree and hasattr(parent, "lineno"):
             for field in ("body", "orelse", "finalbody", "handlers"):
                 siblings = getattr(parent, field, None)
@@ -599,7 +682,7 @@ class FixBuilder:
 
     def _decorator_generic(self, node: ast.expr, entry, generic: str) -> Fix | None:
         """A bare ``@torch.cuda.amp.custom_fwd`` decorator: give it the device argument."""
-        parent = self.ctx.parents.get(id(node))
+        parent = self.parents.get(id(node))
         if not isinstance(parent, ast.FunctionDef | ast.AsyncFunctionDef):
             return None
         replacement = f"{generic}({entry.generic_args}={self.device}.type)"
@@ -660,6 +743,18 @@ class FixBuilder:
             replacement = table["mapping_expression"].format(device=self.device)
         edit = Edit(self.ctx.span(literal), replacement)
         return self._fix([edit], "use the device's default backend", unsafe=via_variable)
+
+
+def _called_name(call: ast.Call) -> str:
+    func = call.func
+    if isinstance(func, ast.Name):
+        return func.id
+    if isinstance(func, ast.Attribute) and not isinstance(func.value, ast.Name | ast.Attribute):
+        return func.attr
+    if isinstance(func, ast.Attribute):
+        # ``torch.cuda.x()`` is judged by its own finding; a method by its own name.
+        return "" if func.attr == "cuda" else func.attr
+    return ""
 
 
 def _contains(outer: ast.AST, inner: ast.AST) -> bool:
