@@ -43,6 +43,13 @@ VERSION_TEST = re.compile(
 )
 #: Device types of the vendors portlint knows, as they appear in comparisons of sibling branches.
 VENDOR_TYPES = frozenset({"npu", "mlu", "xpu", "mps", "hpu", "musa", "privateuseone"})
+#: Names of functions and classes that say they are for CUDA.
+CUDA_NAMED = re.compile(r"cuda", re.IGNORECASE)
+#: Tests of other vendors' availability in a dispatch chain (``elif is_xpu_available():``).
+VENDOR_TEST = re.compile(
+    r"npu|mlu|xpu|mps|hpu|musa|sdaa|neuron|xla|tpu|ipu|gaudi|habana|ascend|cambricon|intel",
+    re.IGNORECASE,
+)
 #: Calls of the project's own functions that say they are for NVIDIA only.
 NVIDIA_ONLY_CALL = re.compile(r"cuda|nccl|nvml|nvidia|cudnn|cublas|triton", re.IGNORECASE)
 
@@ -345,9 +352,13 @@ class FixBuilder:
                 self.ctx.source(ancestor.test)
             ):
                 return True
-            if isinstance(ancestor, ast.FunctionDef | ast.AsyncFunctionDef) and (
-                ancestor.name == "cuda"
-            ):
+            if isinstance(
+                ancestor, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef
+            ) and CUDA_NAMED.search(ancestor.name):
+                # ``def cuda`` overrides, ``def is_cuda_available``, ``class CudaAccelerator``:
+                # code that says it is for CUDA keeps meaning CUDA.
+                return True
+            if isinstance(ancestor, ast.If) and self._in_vendor_chain(ancestor):
                 return True
             if isinstance(ancestor, ast.FormattedValue) and self._self_documenting(ancestor):
                 return True  # f"{x.is_cuda=}" prints its own source: it must stay as written
@@ -512,8 +523,8 @@ class FixBuilder:
         that get no safe fix, or whose sibling branches test for other vendors: rewriting the
         test would let another accelerator reach those calls, or skip its own branch.
 
-        The guarded code is the rest of an ``and`` chain and the body of the ``if``, ``while``
-        or conditional expression the test belongs to.
+        The guarded code is the rest of an ``and``/``or`` chain and the body of the ``if``,
+        ``while`` or conditional expression the test belongs to.
         """
         guarded: list[ast.AST] = []
         orelse: list[ast.AST] = []
@@ -521,9 +532,9 @@ class FixBuilder:
         negated = False
         for ancestor in self.ancestors(test):
             if isinstance(ancestor, ast.BoolOp):
-                if isinstance(ancestor.op, ast.And):
-                    position = next(i for i, v in enumerate(ancestor.values) if v is child)
-                    guarded.extend(ancestor.values[position + 1 :])
+                # ``a and b`` runs b when a holds; ``not a or b`` runs b when a holds too.
+                position = next(i for i, v in enumerate(ancestor.values) if v is child)
+                guarded.extend(ancestor.values[position + 1 :])
             elif isinstance(ancestor, ast.If | ast.IfExp | ast.While) and ancestor.test is child:
                 body = ancestor.body if isinstance(ancestor.body, list) else [ancestor.body]
                 other = ancestor.orelse
@@ -553,6 +564,35 @@ class FixBuilder:
             for part in orelse
             for node in ast.walk(part)
         )
+
+    def _in_vendor_chain(self, statement: ast.If) -> bool:
+        """An ``if``/``elif`` chain that already dispatches on other vendors: a new accelerator
+        test must not go in front of their branches, and their order is the project's."""
+        chain = [statement]
+        current = statement
+        while (parent := self.parents.get(id(current))) is not None and (
+            isinstance(parent, ast.If) and len(parent.orelse) == 1 and parent.orelse[0] is current
+        ):
+            chain.append(parent)
+            current = parent
+        current = statement
+        while len(current.orelse) == 1 and isinstance(current.orelse[0], ast.If):
+            current = current.orelse[0]
+            chain.append(current)
+        if len(chain) < 2:
+            return False
+        return any(VENDOR_TEST.search(self.ctx.source(link.test)) for link in chain)
+
+    def _asserts_cuda(self, node: ast.AST) -> bool:
+        """``assert torch.cuda.is_available(), "Megatron requires CUDA."``: a requirement that
+        really is CUDA, stated by the code; other accelerators must keep failing it."""
+        for ancestor in self.ancestors(node):
+            if isinstance(ancestor, ast.Assert):
+                message = ancestor.msg
+                return message is not None and "cuda" in self.ctx.source(message).lower()
+            if isinstance(ancestor, ast.stmt):
+                return False
+        return False
 
     def _following_statements(self, statement: ast.stmt) -> list[ast.stmt]:
         parent = self.parents.get(id(statement))
@@ -597,7 +637,9 @@ class FixBuilder:
         if isinstance(getattr(node, "ctx", None), ast.Store | ast.Del) or self.left_alone(node):
             return None
         is_call = call is not None and call.func is node
-        if f"torch.cuda.{entry.name}" in CUDA_CHECKS and self._branch_keeps_cuda_calls(node):
+        if f"torch.cuda.{entry.name}" in CUDA_CHECKS and (
+            self._branch_keeps_cuda_calls(node) or self._asserts_cuda(node)
+        ):
             return None  # ``torch.cuda.is_available() and torch.cuda.is_bf16_supported()``
         if entry.generic and entry.since and self.min_torch >= version_tuple(entry.since):
             generic = self.torch + entry.generic[len("torch") :]
