@@ -343,10 +343,11 @@ class FixBuilder:
 
     def left_alone(self, node: ast.AST) -> bool:
         """Sites the contract never rewrites: the arms (and test) of a version check, a branch
-        whose siblings already handle other vendors, the inside of a ``def cuda`` override."""
-        guard = self.ctx.guards.get(id(node))
-        if guard is not None and guard.covered:
-            return True
+        whose siblings already handle other vendors, code in a function or class named for
+        CUDA, and self-documenting f-string expressions.
+
+        Judged from the source text, not from what the fixes change: a second ``--fix`` must
+        see the same sites as the first."""
         for ancestor in self.ancestors(node):
             if isinstance(ancestor, ast.If | ast.IfExp | ast.While) and VERSION_TEST.search(
                 self.ctx.source(ancestor.test)
@@ -515,6 +516,9 @@ class FixBuilder:
         on the other accelerator) or when sibling branches test for other vendors."""
         if self.left_alone(compare) or self._branch_keeps_cuda_calls(compare):
             return None
+        direct = literal is compare.left or any(literal is c for c in compare.comparators)
+        if direct and any(isinstance(op, ast.In | ast.NotIn) for op in compare.ops):
+            return None  # ``"cuda" in device``: a substring test on a configured string
         edit = Edit(self.ctx.span(literal), f"{self.device}.type")
         return self._fix([edit], f"compare with {self.device}.type")
 
@@ -558,6 +562,14 @@ class FixBuilder:
                 return True
             if isinstance(node, ast.Call) and NVIDIA_ONLY_CALL.search(_called_name(node)):
                 return True  # check_cuda_fp8_capability(): the project's own CUDA-only code
+            if (
+                isinstance(node, ast.Constant)
+                and node.value in ("cuda", "nccl")
+                and not isinstance(self.parents.get(id(node)), ast.Call | ast.keyword)
+            ):
+                # ``device = "cuda" if torch.cuda.is_available() else "cpu"``; arguments of
+                # calls are device positions, judged (and fixed) by their own findings.
+                return True
         return any(
             (isinstance(node, ast.Constant) and node.value in VENDOR_TYPES)
             or (isinstance(node, ast.Attribute) and node.attr in VENDOR_TYPES)
@@ -579,9 +591,10 @@ class FixBuilder:
         while len(current.orelse) == 1 and isinstance(current.orelse[0], ast.If):
             current = current.orelse[0]
             chain.append(current)
-        if len(chain) < 2:
-            return False
-        return any(VENDOR_TEST.search(self.ctx.source(link.test)) for link in chain)
+        tests = [self.ctx.source(link.test) for link in chain]
+        # A final ``else:`` that picks another vendor is a sibling branch too.
+        tests.extend(self.ctx.source(part) for part in current.orelse)
+        return len(tests) > 1 and any(VENDOR_TEST.search(text) for text in tests)
 
     def _asserts_cuda(self, node: ast.AST) -> bool:
         """``assert torch.cuda.is_available(), "Megatron requires CUDA."``: a requirement that
