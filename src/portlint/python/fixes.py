@@ -565,10 +565,11 @@ class FixBuilder:
             if (
                 isinstance(node, ast.Constant)
                 and node.value in ("cuda", "nccl")
-                and not isinstance(self.parents.get(id(node)), ast.Call | ast.keyword)
+                and isinstance(self.parents.get(id(node)), ast.IfExp)
             ):
-                # ``device = "cuda" if torch.cuda.is_available() else "cpu"``; arguments of
-                # calls are device positions, judged (and fixed) by their own findings.
+                # ``device = "cuda" if torch.cuda.is_available() else "cpu"`` outside a device
+                # position: the choice stays CUDA's. Strings in device positions, tuples and
+                # comparisons are judged (and fixed) by their own findings.
                 return True
         return any(
             (isinstance(node, ast.Constant) and node.value in VENDOR_TYPES)
