@@ -163,7 +163,7 @@ def test_source_with_no_newline_at_end(tmp_path):
     run_cli("--fix", str(path))
     text = path.read_text()
     ast.parse(text)
-    assert text.endswith("x = torch.ones(2).to(DEVICE)")
+    assert text.endswith("x = torch.ones(2).to(_portlint_device())")
 
 
 def test_local_name_hiding_the_device_gets_no_fix(tmp_path):
@@ -218,3 +218,29 @@ def test_module_code_above_the_device_variable_gets_no_fix(tmp_path):
         ' else torch.device("cpu")',
         "y = torch.ones(2).to(device)",
     ]
+
+
+def test_fstring_quote_reuse_is_a_syntax_problem_before_python_312():
+    from portlint.python.transform import new_syntax_problem
+
+    original = 'x = 1\nprint(f"{x}")\n'
+    reused = 'x = 1\nprint(f"{x if x else "cpu"}")\n'
+    assert new_syntax_problem(original, reused, "3.10") is not None
+    assert new_syntax_problem(original, "x = 1\nprint(f\"{x or 'cpu'}\")\n", "3.10") is None
+
+
+def test_fix_mode_alone_imports_libcst(tmp_path):
+    import subprocess
+    import sys
+
+    path = tmp_path / "f.py"
+    path.write_text("import torch\nx = torch.ones(1).cuda()\n")
+    probe = (
+        "import sys\nfrom portlint.cli import main\n"
+        "main(sys.argv[1:])\nprint('libcst' in sys.modules)\n"
+    )
+    for arguments, imported in (([str(path)], "False"), (["--diff", str(path)], "True")):
+        done = subprocess.run(
+            [sys.executable, "-c", probe, *arguments], capture_output=True, text=True
+        )
+        assert done.stdout.splitlines()[-1] == imported

@@ -69,9 +69,11 @@ def test_fix_hook_rewrites_the_file(project, pre_commit_home):
     output = done.stdout + done.stderr
     assert "files were modified by this hook" in output, output
     assert (project / "train.py").read_text(encoding="utf-8") == (
-        "import torch\n\n"
-        "DEVICE = torch.accelerator.current_accelerator() if torch.accelerator.is_available()"
+        "import torch\n\n\n"
+        "def _portlint_device():\n"
+        '    """The accelerator this machine has, else the CPU (written by portlint --fix)."""\n'
+        "    return torch.accelerator.current_accelerator() if torch.accelerator.is_available()"
         ' else torch.device("cpu")\n\n'
-        "model = Net().to(DEVICE)\n"
+        "model = Net().to(_portlint_device())\n"
     )
     assert (project / "clean.py").read_text(encoding="utf-8") == "print('hello')\n"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from portlint.torch_pin import infer_min_torch, lower_bound
+from portlint.torch_pin import infer_min_python, infer_min_torch, lower_bound
 from support import run_cli
 
 SYNC = "import torch\n\ntorch.cuda.synchronize()\n"
@@ -46,3 +46,26 @@ def test_fix_uses_the_inferred_version_unless_the_config_says_otherwise(tmp_path
     run_cli("--fix", "b.py", cwd=tmp_path)
     text = (tmp_path / "b.py").read_text()
     assert "_portlint_device" not in text and "torch.accelerator.synchronize()" in text
+
+
+def test_inferred_from_setup_cfg_setup_py_and_included_requirements(tmp_path):
+    setup_cfg = "[options]\ninstall_requires =\n    numpy\n    torch>=2.3\n"
+    (tmp_path / "setup.cfg").write_text(setup_cfg)
+    assert infer_min_torch(tmp_path) == ("2.3", str(tmp_path / "setup.cfg"))
+    (tmp_path / "setup.cfg").unlink()
+    (tmp_path / "setup.py").write_text(
+        "from setuptools import setup\nsetup(name='x', install_requires=['torch~=2.4.0'])\n"
+    )
+    assert infer_min_torch(tmp_path) == ("2.4", str(tmp_path / "setup.py"))
+    (tmp_path / "setup.py").unlink()
+    (tmp_path / "reqs").mkdir()
+    (tmp_path / "reqs" / "base.txt").write_text("-r more.txt\n")
+    (tmp_path / "reqs" / "more.txt").write_text("torch==2.5.1\n-r base.txt\n")  # a cycle
+    (tmp_path / "requirements.txt").write_text("numpy\n-r reqs/base.txt\n")
+    assert infer_min_torch(tmp_path) == ("2.5", str(tmp_path / "requirements.txt"))
+
+
+def test_requires_python_lower_bound(tmp_path):
+    assert infer_min_python(tmp_path) is None
+    (tmp_path / "pyproject.toml").write_text('[project]\nrequires-python = ">=3.9, <4"\n')
+    assert infer_min_python(tmp_path) == "3.9"

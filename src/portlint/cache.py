@@ -162,7 +162,7 @@ class Cache:
                 names = sorted(name for name in os.listdir(folder) if name.endswith(".py"))
             except OSError:
                 names = []
-            known = self._neighbours[folder] = content_hash("\0".join(names).encode())
+            known = self._neighbours[folder] = content_hash(b"\0".join(map(os.fsencode, names)))
         return known
 
     def hit_by_content(

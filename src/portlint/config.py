@@ -52,6 +52,8 @@ class Settings:
     #: The oldest ROCm release the project supports: a HIP name added later is reported as
     #: unsupported. None: the newest release portlint's HIP table knows.
     rocm_version: str | None = None
+    #: The oldest Python the project supports (``requires-python``): fixed code must parse with it.
+    min_python: str = "3.10"
     #: The file the settings came from, if any; relative patterns are taken from its folder.
     config_path: Path | None = None
     #: Where results are cached (``portlint.cache``); relative to ``root``.
@@ -73,10 +75,14 @@ def with_project_facts(settings: Settings, project: Path | None = None) -> Setti
     """Settings completed from the project's own declarations in ``project`` (default: the
     configuration's folder): ``min-torch``, when no configuration sets it, is the project's torch
     pin, and ``requires-python`` is read from its ``pyproject.toml``."""
-    from portlint.torch_pin import infer_min_torch, requires_python
+    from portlint.torch_pin import infer_min_torch, min_python_of, requires_python
 
     folder = project if project is not None else settings.root
-    changes: dict[str, Any] = {"requires_python": requires_python(folder)}
+    requires = requires_python(folder)
+    changes: dict[str, Any] = {
+        "requires_python": requires,
+        "min_python": min_python_of(requires) or Settings.min_python,
+    }
     if settings.min_torch_from == "default":
         inferred = infer_min_torch(folder)
         if inferred is not None:

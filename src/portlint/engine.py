@@ -65,6 +65,10 @@ class Analyser:
     #: ``check_fixed(text) -> str | None``: an error message if fixed text no longer parses.
     after_fix: str | None = None
     check_fixed: str | None = None
+    #: ``apply_fixes(text, findings, policy, settings) -> (text, applied, problem)``: the
+    #: analyser applies its fixes itself, in one pass (Python: libcst transforms), instead of
+    #: text edits in rounds.
+    apply_fixes: str | None = None
 
     def load(self, attribute: str) -> Callable:
         """A function of the analyser's module, or ``module:function`` elsewhere."""
@@ -79,8 +83,7 @@ ANALYSERS: dict[str, Analyser] = {
         "portlint.python.prefilter:is_candidate",
         "analyse_python",
         takes_settings=True,
-        after_fix="portlint.python.tidy:tidy_after_fix",
-        check_fixed="portlint.python.tidy:syntax_error",
+        apply_fixes="portlint.python.transform:fix_python",
     ),
     # Build and deployment files (portlint.deploy); one prefilter for all of them.
     "python-setup": Analyser(
@@ -301,33 +304,39 @@ def fix_source(
     fixing: FixPolicy,
     findings: tuple[Finding, ...],
 ) -> FileResult:
-    """Apply fixes in rounds until nothing more is fixable; the result holds what remains."""
+    """Apply fixes (in one pass, or in rounds of text edits); the result holds what remains."""
     catalog = load_catalog()
     analyser = ANALYSERS[language]
-    current, applied, before = source, [], findings
-    for _ in range(MAX_ROUNDS):
-        text, chosen = apply_fixes(current.text, findings, fixing)
-        if not chosen:
-            break
-        applied.extend(chosen)
-        current = replace(current, text=text)
-        findings = select_findings(
-            analyse_source(current, language, catalog, settings), current, settings
-        )
+    before = findings
+    if analyser.apply_fixes:
+        apply = analyser.load(analyser.apply_fixes)
+        text, applied, problem = apply(source.text, findings, fixing, settings)
+        current = source
+    else:
+        current, applied, problem = source, [], None
+        for _ in range(MAX_ROUNDS):
+            text, chosen = apply_fixes(current.text, findings, fixing)
+            if not chosen:
+                break
+            applied.extend(chosen)
+            current = replace(current, text=text)
+            findings = select_findings(
+                analyse_source(current, language, catalog, settings), current, settings
+            )
+        text = current.text
+        if applied and analyser.after_fix:
+            text = analyser.load(analyser.after_fix)(source.text, text)
+        if applied and analyser.check_fixed:
+            problem = analyser.load(analyser.check_fixed)(text)
     if not applied:
         return FileResult(source.path, findings)
-    text = current.text
-    if analyser.after_fix:
-        text = analyser.load(analyser.after_fix)(source.text, text)
-    if analyser.check_fixed:
-        problem = analyser.load(analyser.check_fixed)(text)
-        if problem is not None:
-            # A fix must never break a file: keep the original and say so.
-            message = f"internal error: fixes would break the file ({problem}); file left unchanged"
-            original = select_findings(
-                analyse_source(source, language, catalog, settings), source, settings
-            )
-            return FileResult(source.path, original, error=message)
+    if problem is not None:
+        # A fix must never break a file: keep the original and say so.
+        message = f"internal error: fixes would break the file ({problem}); file left unchanged"
+        original = select_findings(
+            analyse_source(source, language, catalog, settings), source, settings
+        )
+        return FileResult(source.path, original, error=message)
     if text != current.text:
         current = replace(current, text=text)
         findings = select_findings(

@@ -1,19 +1,57 @@
 """Fixes for Python findings: rewrite CUDA device handling into device-generic code.
 
-A module gets one device, chosen at run time and named once after its imports (``DEVICE``, or the
-module's own ``device = ...`` variable when it already has one). Every fix that needs it carries
-the definition as a *shared* edit, which is applied once however many fixes use it. What is
-written depends on the project's ``min-torch`` (``rules/fixes.toml``).
+Detection runs on ``ast``; this module decides, per finding, whether a fix is right and what it
+writes. A *script* (a ``__main__`` block, a shebang, ``__main__.py``) gets one device, chosen at
+run time and named once after all its imports (``DEVICE``, or its own ``device = ...`` variable).
+A *library* module never gets a module-level device variable: importing it must not touch the
+accelerator (a later ``import torch_npu`` registers Ascend), so its fixes use an existing device
+variable or the device expression itself at the use site. What is written depends on the
+project's ``min-torch`` (``rules/fixes.toml``).
+
+A fix is described by text edits of three kinds, which ``portlint.python.transform`` turns into
+libcst node replacements in fix mode (libcst is imported only there):
+
+- a *replacement*: the span of an expression, and the expression that replaces it. The new text
+  may quote sub-expressions verbatim; their own fixes are kept;
+- a *guard*: an insertion of ``if COND:`` at the start of a statement that stands alone on its
+  lines; the statement goes under it;
+- a *module insertion*: whole lines (``import torch``, the device) inserted between top-level
+  statements, shared by every fix that needs them and written once.
+
+The contract: a safe fix leaves what runs on an NVIDIA machine exactly as it was and makes the
+other targets work. Where that cannot be shown here, the fix is unsafe or there is none.
 """
 
 from __future__ import annotations
 
 import ast
 import functools
+import re
 from dataclasses import dataclass
+from pathlib import Path
 
 from portlint.config import version_tuple
 from portlint.model import Applicability, Edit, Fix, Span
+from portlint.python.guards import CUDA_CHECKS
+from portlint.python.names import import_bindings
+
+#: A test that looks at the torch version or at what torch provides: both arms are left alone,
+#: since each is written for the torch it runs under.
+VERSION_TEST = re.compile(
+    r"version|hasattr\s*\(|\bgetattr\s*\(|GREATER|LESS_THAN|_(GE|GT|LE|LT)_\d|\bsince\b",
+    re.IGNORECASE,
+)
+#: Device types of the vendors portlint knows, as they appear in comparisons of sibling branches.
+VENDOR_TYPES = frozenset({"npu", "mlu", "xpu", "mps", "hpu", "musa", "privateuseone"})
+#: Names of functions and classes that say they are for CUDA.
+CUDA_NAMED = re.compile(r"cuda", re.IGNORECASE)
+#: Tests of other vendors' availability in a dispatch chain (``elif is_xpu_available():``).
+VENDOR_TEST = re.compile(
+    r"npu|mlu|xpu|mps|hpu|musa|sdaa|neuron|xla|tpu|ipu|gaudi|habana|ascend|cambricon|intel",
+    re.IGNORECASE,
+)
+#: Calls of the project's own functions that say they are for NVIDIA only.
+NVIDIA_ONLY_CALL = re.compile(r"cuda|nccl|nvml|nvidia|cudnn|cublas|triton", re.IGNORECASE)
 
 
 @dataclass(frozen=True)
@@ -25,26 +63,22 @@ class ModuleLayout:
     #: An existing module-level device variable: its name, and its value when it must be rewritten.
     device_name: str | None
     device_value: ast.expr | None
-    #: The line of that variable's assignment: module-level code above it cannot use it.
+    #: The line of that variable's assignment (or of the new one): module-level code above it
+    #: cannot use it.
     device_line: int
     #: Where the device definition goes: (line, column) of the start of the line after the imports.
     insert_at: tuple[int, int]
     bound_names: frozenset[str]
+    #: A script may get a module-level device; a library module never does.
+    is_script: bool
 
 
 def _top_level_bindings(tree: ast.Module) -> dict[str, str | None]:
     bindings: dict[str, str | None] = {}
     for statement in tree.body:
-        if isinstance(statement, ast.Import):
-            for alias in statement.names:
-                if alias.asname:
-                    bindings[alias.asname] = alias.name
-                else:
-                    bindings.setdefault(alias.name.split(".")[0], alias.name.split(".")[0])
-        elif isinstance(statement, ast.ImportFrom) and statement.module and not statement.level:
-            for alias in statement.names:
-                bindings[alias.asname or alias.name] = f"{statement.module}.{alias.name}"
-        elif isinstance(statement, ast.Assign):
+        for node in _import_statements(statement):
+            bindings.update(import_bindings(node))
+        if isinstance(statement, ast.Assign):
             for target in statement.targets:
                 if isinstance(target, ast.Name):
                     bindings.setdefault(target.id, None)
@@ -53,9 +87,28 @@ def _top_level_bindings(tree: ast.Module) -> dict[str, str | None]:
     return bindings
 
 
+def _import_statements(statement: ast.stmt) -> list[ast.Import | ast.ImportFrom]:
+    """The imports a top-level statement makes: itself, or those of a try/if block of imports."""
+    if isinstance(statement, ast.Import | ast.ImportFrom):
+        return [statement]
+    if isinstance(statement, ast.Try | ast.If):
+        return [
+            node for node in ast.walk(statement) if isinstance(node, ast.Import | ast.ImportFrom)
+        ]
+    return []
+
+
+#: Imports the device definition must follow: torch itself, and the packages that register
+#: their device with torch when imported.
+DEVICE_PACKAGES = frozenset({"torch", "torch_npu", "torch_mlu"})
+
+
 def _insertion_point(tree: ast.Module) -> tuple[int, int]:
-    """The start of the line after the module's leading docstring, imports and try-imports."""
-    after = 0
+    """The start of the line after the module's leading docstring and imports, or after its
+    ``import torch`` / ``import torch_npu`` / ``import torch_mlu`` when one comes later (after a
+    ``sys.path`` or ``os.environ`` line). Later imports of other packages do not move it, so
+    that code between them can already use the device."""
+    after, leading = 0, True
     for position, statement in enumerate(tree.body):
         is_docstring = (
             position == 0
@@ -63,18 +116,51 @@ def _insertion_point(tree: ast.Module) -> tuple[int, int]:
             and isinstance(statement.value, ast.Constant)
             and isinstance(statement.value.value, str)
         )
-        is_import = isinstance(statement, ast.Import | ast.ImportFrom) or (
-            isinstance(statement, ast.Try)
-            and all(isinstance(s, ast.Import | ast.ImportFrom) for s in statement.body)
-        )
-        if is_docstring or is_import:
+        imports = _import_statements(statement)
+        is_future = isinstance(statement, ast.ImportFrom) and statement.module == "__future__"
+        if leading and (is_docstring or is_future or imports):
             after = statement.end_lineno or statement.lineno
-        else:
-            break
+            continue
+        leading = False
+        if any(_imported_packages(node) & DEVICE_PACKAGES for node in imports):
+            after = statement.end_lineno or statement.lineno
     return after + 1, 0
 
 
-def layout_of(tree: ast.Module, is_device_selection) -> ModuleLayout:
+def _imported_packages(node: ast.Import | ast.ImportFrom) -> set[str]:
+    if isinstance(node, ast.Import):
+        return {alias.name.split(".")[0] for alias in node.names}
+    return {node.module.split(".")[0]} if node.module and not node.level else set()
+
+
+def is_script(tree: ast.Module, path: str, text: str) -> bool:
+    """A program run directly (``__main__`` block, shebang, ``__main__.py``, or work done at
+    the top level: calls, loops, ``with`` blocks), not a library of definitions."""
+    name = Path(path).name
+    if name == "__main__.py":
+        return True
+    if name == "__init__.py":
+        return False
+    in_a_package = any(
+        isinstance(statement, ast.ImportFrom) and statement.level for statement in tree.body
+    )
+    if text.startswith("#!") and not in_a_package:
+        return True
+    for position, statement in enumerate(tree.body):
+        if isinstance(statement, ast.For | ast.While | ast.With | ast.AsyncWith):
+            return True
+        if isinstance(statement, ast.Expr) and not (
+            position == 0 and isinstance(statement.value, ast.Constant)
+        ):
+            return True
+        if isinstance(statement, ast.If) and isinstance(statement.test, ast.Compare):
+            names = [statement.test.left, *statement.test.comparators]
+            if any(isinstance(n, ast.Name) and n.id == "__name__" for n in names):
+                return True
+    return False
+
+
+def layout_of(tree: ast.Module, is_device_selection, script: bool) -> ModuleLayout:
     bindings = _top_level_bindings(tree)
     by_value = {qualified: local for local, qualified in bindings.items() if qualified}
     device_name, device_value, device_line = None, None, 0
@@ -90,14 +176,18 @@ def layout_of(tree: ast.Module, is_device_selection) -> ModuleLayout:
                 device_value = statement.value if verdict == "rewrite" else None
                 device_line = statement.lineno
                 break
+    insert_at = _insertion_point(tree)
+    if device_name is None and script:
+        device_line = insert_at[0]
     return ModuleLayout(
         torch_name=by_value.get("torch"),
         distributed_name=by_value.get("torch.distributed"),
         device_name=device_name,
         device_value=device_value,
         device_line=device_line,
-        insert_at=_insertion_point(tree),
+        insert_at=insert_at,
         bound_names=frozenset(bindings),
+        is_script=script,
     )
 
 
@@ -114,7 +204,8 @@ class FixBuilder:
     # The module's layout is read on first use, when the walk has bound the module's imports.
     @functools.cached_property
     def layout(self) -> ModuleLayout:
-        return layout_of(self.tree, self._device_selection_verdict)
+        script = is_script(self.tree, self.ctx.path, self.ctx.text)
+        return layout_of(self.tree, self._device_selection_verdict, script)
 
     @functools.cached_property
     def torch(self) -> str:
@@ -122,7 +213,16 @@ class FixBuilder:
 
     @functools.cached_property
     def device(self) -> str:
-        return self.layout.device_name or self._free_device_name()
+        """The module's device: its variable, or in a library the expression itself."""
+        if self.layout.device_name:
+            return self.layout.device_name
+        if not self.layout.is_script:
+            return self.table["device"]["helper_call"]
+        return self._free_device_name()
+
+    @functools.cached_property
+    def defines_device(self) -> bool:
+        return self.layout.device_name is None and self.layout.is_script
 
     # -- the module's device -------------------------------------------------------------------
 
@@ -133,20 +233,43 @@ class FixBuilder:
         return "PORTLINT_DEVICE_"
 
     def _device_selection_verdict(self, value: ast.expr) -> str | None:
-        """``"rewrite"`` for a CUDA device selection, ``"keep"`` for a generic one, else None."""
+        """``"rewrite"`` for a CUDA device selection, ``"keep"`` for a generic one, else None.
+
+        Only a ``torch.device`` value is adopted as the module's device: ``torch.device("cuda")``
+        or ``torch.device("cuda" if torch.cuda.is_available() else "cpu")``. A string
+        (``device_type = "cuda" if "cuda" in device else "cpu"``) or a device with an index
+        would change type or meaning if it were rewritten into the accelerator expression.
+        """
         source = self.ctx.source(value)
         helper = self.table["device"]["helper_call"]
         if "current_accelerator(" in source or source == helper:
             return "keep"
-        from portlint.python.device_checks import device_literals, is_selection
-
-        is_device_call = (
+        if not (
             isinstance(value, ast.Call)
             and self.ctx.qualified_name(value.func) == "torch.device"
             and len(value.args) == 1
-            and (device_literals(value.args[0], self.ctx) or is_selection(value.args[0], self.ctx))
+            and not value.keywords
+        ):
+            return None
+        argument = value.args[0]
+        if isinstance(argument, ast.Constant) and argument.value == "cuda":
+            return "rewrite"
+        return "rewrite" if self._availability_selection(argument) else None
+
+    def _availability_selection(self, expr: ast.expr) -> bool:
+        """``"cuda" if torch.cuda.is_available() else "cpu"``: a choice made on availability."""
+        from portlint.python.device_checks import is_cpu_fallback
+
+        return (
+            isinstance(expr, ast.IfExp)
+            and isinstance(expr.body, ast.Constant)
+            and expr.body.value == "cuda"
+            and is_cpu_fallback(expr.orelse, self.ctx)
+            and any(
+                isinstance(node, ast.Call) and self.ctx.qualified_name(node.func) in CUDA_CHECKS
+                for node in ast.walk(expr.test)
+            )
         )
-        return "rewrite" if is_device_call or is_selection(value, self.ctx) else None
 
     def uses_accelerator(self) -> bool:
         return self.min_torch >= version_tuple(self.table["device"]["accelerator_since"])
@@ -157,19 +280,32 @@ class FixBuilder:
             return device["accelerator_expression"].format(torch=self.torch)
         return device["helper_call"]
 
+    def import_edits(self, edits) -> tuple[Edit, ...] | None:
+        """``import torch`` when the fix writes ``torch.`` and the module has no such binding
+        (``import torch.cuda as tc`` alone, ``from torch.cuda import synchronize``)."""
+        if self.layout.torch_name is not None or not any("torch." in e.content for e in edits):
+            return ()
+        if self._torch_used_unbound:
+            return None  # ``torch`` means something else here; an import would change that
+        line, column = self.layout.insert_at
+        return (Edit(Span(line, column, line, column), f"import torch{self.newline}"),)
+
+    @functools.cached_property
+    def _torch_used_unbound(self) -> bool:
+        return any(isinstance(n, ast.Name) and n.id == "torch" for n in ast.walk(self.tree))
+
     def shared_edits(self) -> tuple[Edit, ...]:
-        """The edits every device-using fix needs: ``import torch``, the helper, the definition."""
+        """The edits every device-using fix needs: the helper or the definition."""
         line, column = self.layout.insert_at
         nl = self.newline
         parts = []
-        if self.layout.torch_name is None:
-            parts.append(f"import torch{nl}")
-        if not self.uses_accelerator() and self.table["device"]["helper_name"] not in (
-            self.layout.bound_names
-        ):
-            helper = self.table["device"]["helper"].format(torch=self.torch).strip("\n")
+        library = self.layout.device_name is None and not self.layout.is_script
+        needs_helper = library or not self.uses_accelerator()
+        if needs_helper and self.table["device"]["helper_name"] not in self.layout.bound_names:
+            which = "helper" if not self.uses_accelerator() else "accelerator_helper"
+            helper = self.table["device"][which].format(torch=self.torch).strip("\n")
             parts.append(nl + nl + helper.replace("\n", nl) + nl + nl)
-        if self.layout.device_name is None:
+        if self.defines_device:
             parts.append(f"{nl}{self.device} = {self.device_definition_value()}{nl}")
         elif self.layout.device_value is not None:
             span = self.ctx.span(self.layout.device_value)
@@ -180,10 +316,6 @@ class FixBuilder:
         if not parts:
             return ()
         text = "".join(parts)
-        if line > len(self.ctx.index.lines) or (
-            line == len(self.ctx.index.lines) and self.ctx.text and self.ctx.text[-1] not in "\r\n"
-        ):
-            text = nl + text
         return (Edit(Span(line, column, line, column), text),)
 
     def names_usable_at(self, *names: str) -> bool:
@@ -191,18 +323,69 @@ class FixBuilder:
         resolver = self.ctx.resolver
         return not any(name in scope.bindings for scope in resolver.scopes[1:] for name in names)
 
+    # -- where no fix may go ------------------------------------------------------------------
+
+    @functools.cached_property
+    def parents(self) -> dict[int, ast.AST]:
+        """Every node's parent. The walk records parents only down to where it is, and a fix
+        is often judged from deeper (a device string inside a call)."""
+        found: dict[int, ast.AST] = {}
+        for node in ast.walk(self.tree):
+            for child in ast.iter_child_nodes(node):
+                found[id(child)] = node
+        return found
+
+    def ancestors(self, node: ast.AST):
+        parent = self.parents.get(id(node))
+        while parent is not None:
+            yield parent
+            parent = self.parents.get(id(parent))
+
+    def left_alone(self, node: ast.AST) -> bool:
+        """Sites the contract never rewrites: the arms (and test) of a version check, a branch
+        whose siblings already handle other vendors, code in a function or class named for
+        CUDA, and self-documenting f-string expressions.
+
+        Judged from the source text, not from what the fixes change: a second ``--fix`` must
+        see the same sites as the first."""
+        for ancestor in self.ancestors(node):
+            if isinstance(ancestor, ast.If | ast.IfExp | ast.While) and VERSION_TEST.search(
+                self.ctx.source(ancestor.test)
+            ):
+                return True
+            if isinstance(
+                ancestor, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef
+            ) and CUDA_NAMED.search(ancestor.name):
+                # ``def cuda`` overrides, ``def is_cuda_available``, ``class CudaAccelerator``:
+                # code that says it is for CUDA keeps meaning CUDA.
+                return True
+            if isinstance(ancestor, ast.If) and self._in_vendor_chain(ancestor):
+                return True
+            if isinstance(ancestor, ast.FormattedValue) and self._self_documenting(ancestor):
+                return True  # f"{x.is_cuda=}" prints its own source: it must stay as written
+        return False
+
+    def _self_documenting(self, value: ast.FormattedValue) -> bool:
+        span = self.ctx.span(value.value)
+        rest = self.ctx.index.line(span.end_line)[span.end_column :].lstrip()
+        return rest.startswith("=") and not rest.startswith("==")
+
     # -- fixes ----------------------------------------------------------------------------------
 
     def _fix(
         self, edits, description: str, unsafe: bool = False, shared: bool = True
     ) -> Fix | None:
-        if not self.names_usable_at(self.device, self.torch):
+        if not self.names_usable_at(self.torch, self.device.removesuffix("()")):
             return None
         at_module_level = len(self.ctx.resolver.scopes) == 1
         uses_device = shared and edits
         if uses_device and at_module_level and edits[0].span.line < self.layout.device_line:
             return None  # the module's device variable is assigned further down
         all_edits = tuple(edits) + (self.shared_edits() if shared else ())
+        imports = self.import_edits(all_edits)
+        if imports is None:
+            return None
+        all_edits += imports
         applicability = Applicability.UNSAFE if unsafe else Applicability.SAFE
         return Fix(applicability, all_edits, description)
 
@@ -215,9 +398,22 @@ class FixBuilder:
     ) -> Fix | None:
         """``"cuda"`` -> DEVICE (or DEVICE.type); ``"cuda:1"`` -> torch.device(DEVICE.type, 1);
         ``f"cuda:{i}"`` -> ``f"{DEVICE.type}:{i}"``."""
+        if self.left_alone(literal):
+            return None
         if self.layout.device_value is not None and _contains(self.layout.device_value, literal):
             return self._fix((), f"choose {self.device} at run time")
         kind = f"{self.device}.type"
+        if isinstance(literal, ast.Constant) and self._passed_to_other_code(literal):
+            wants_type = True
+        parent = self.parents.get(id(literal))
+        if (
+            isinstance(parent, ast.Call)
+            and parent.args
+            and parent.args[0] is literal
+            and self.ctx.qualified_name(parent.func) == "torch.device"
+            and (len(parent.args) > 1 or parent.keywords)
+        ):
+            wants_type = True  # torch.device("cuda", index=i): the type, then the index
         if isinstance(literal, ast.Constant):
             _, _, index = literal.value.partition(":")
             if wants_type:
@@ -242,14 +438,42 @@ class FixBuilder:
 
     def selection(self, expression: ast.expr, wants_type: bool, unsafe: bool = False) -> Fix | None:
         """``"cuda" if torch.cuda.is_available() else "cpu"`` (or torch.device of it) -> DEVICE."""
+        if self.left_alone(expression):
+            return None
         if self.layout.device_value is not None and _contains(self.layout.device_value, expression):
             return self._fix((), f"choose {self.device} at run time")
+        if isinstance(expression, ast.IfExp) and isinstance(expression.body, ast.Constant):
+            wants_type = True  # the value was a string; it stays one
+        wants_type = wants_type or self._passed_to_other_code(expression)
         replacement = f"{self.device}.type" if wants_type else self.device
         edit = Edit(self.ctx.span(expression), replacement)
         return self._fix([edit], f"use {self.device}", unsafe=unsafe)
 
+    def _passed_to_other_code(self, value: ast.expr) -> bool:
+        """A device string passed to a function that is not torch's (``Preprocessor(device=
+        "cuda")``): it may compare or print it, so it keeps getting a string."""
+        parent = self.parents.get(id(value))
+        if isinstance(parent, ast.keyword):
+            parent = self.parents.get(id(parent))
+        if not isinstance(parent, ast.Call):
+            return False
+        name = self.ctx.qualified_name(parent.func) or ""
+        is_method = isinstance(parent.func, ast.Attribute) and not name
+        return not name.startswith("torch") and not is_method
+
     def cuda_method(self, call: ast.Call, tail: Span) -> Fix | None:
-        """``.cuda()`` -> ``.to(DEVICE)``, keeping ``non_blocking=``; ``.cuda(i)`` -> an index."""
+        """``.cuda()`` -> ``.to(DEVICE)``, keeping ``non_blocking=``; ``.cuda(i)`` -> an index.
+
+        Not ``super().cuda(...)`` nor anything inside a ``def cuda`` override: there ``cuda`` is
+        the class's own method, and its argument may already be a ``torch.device``.
+        """
+        owner = call.func.value if isinstance(call.func, ast.Attribute) else None
+        if (
+            isinstance(owner, ast.Call)
+            and isinstance(owner.func, ast.Name)
+            and owner.func.id == "super"
+        ) or self.left_alone(call):
+            return None
         arguments = [self.ctx.source(a) for a in call.args]
         keywords = {k.arg: self.ctx.source(k.value) for k in call.keywords if k.arg}
         if any(k.arg is None for k in call.keywords) or len(arguments) > 1:
@@ -259,119 +483,311 @@ class FixBuilder:
             self.device if index is None else f"{self.torch}.device({self.device}.type, {index})"
         )
         extra = "".join(f", {name}={value}" for name, value in keywords.items())
-        return self._fix([Edit(tail, f".to({target}{extra})")], f".to({self.device})")
+        # ``.cuda(i)`` takes an index or a device: torch.device(type, i) only takes the index.
+        unsafe = index is not None and not (index.isdigit() or index.isidentifier())
+        unsafe = unsafe or (index is not None and "device" in index.lower())
+        edit = Edit(tail, f".to({target}{extra})")
+        return self._fix([edit], f".to({self.device})", unsafe=unsafe)
 
     def is_cuda(self, node: ast.Attribute, parenthesise: bool) -> Fix | None:
-        """``x.is_cuda`` -> ``x.device.type != "cpu"``: "on the accelerator", whichever it is."""
-        test = f'{self.ctx.source(node.value)}.device.type != "cpu"'
+        """``x.is_cuda`` -> ``x.device.type == DEVICE.type != "cpu"``: on NVIDIA the same answer,
+        on another accelerator "on the chosen accelerator", and False on the CPU as before. In
+        an ``assert`` (a "must be on the device" check) -> ``x.device.type == DEVICE.type``, which
+        holds on a CPU-only machine too. ``platform.is_cuda()`` (a method that only shares the
+        name) is left alone."""
+        parent = self.parents.get(id(node))
+        if isinstance(parent, ast.Call) and parent.func is node:
+            return None
+        if self.left_alone(node):
+            return None
+        if not isinstance(parent, ast.Assert) and self._branch_keeps_cuda_calls(node):
+            return None
+        test = f"{self.ctx.source(node.value)}.device.type == {self.device}.type"
+        if not isinstance(parent, ast.Assert):
+            # A branch on ``x.is_cuda`` holds code for the accelerator: the CPU still skips it.
+            test += ' != "cpu"'
         if parenthesise:
             test = f"({test})"
-        return self._fix(
-            [Edit(self.ctx.span(node), test)], "test for any accelerator", shared=False
-        )
+        return self._fix([Edit(self.ctx.span(node), test)], f"compare with {self.device}.type")
 
     def device_type_comparison(self, compare: ast.Compare, literal: ast.Constant) -> Fix | None:
-        """``t == "cuda"`` -> ``t != "cpu"`` (``!=`` -> ``==``); in a tuple -> DEVICE.type."""
-        if len(compare.ops) == 1 and literal in (compare.left, compare.comparators[0]):
-            operator = compare.ops[0]
-            if isinstance(operator, ast.Eq | ast.NotEq):
-                other = compare.comparators[0] if literal is compare.left else compare.left
-                flipped = "!=" if isinstance(operator, ast.Eq) else "=="
-                test = f'{self.ctx.source(other)} {flipped} "cpu"'
-                edit = Edit(self.ctx.span(compare), test)
-                return self._fix([edit], "test for any accelerator", shared=False)
+        """``t == "cuda"`` -> ``t == DEVICE.type``: the same on NVIDIA, and on another machine
+        its own accelerator. Not when the branch still makes CUDA-only calls (they would now run
+        on the other accelerator) or when sibling branches test for other vendors."""
+        if self.left_alone(compare) or self._branch_keeps_cuda_calls(compare):
+            return None
+        direct = literal is compare.left or any(literal is c for c in compare.comparators)
+        if direct and any(isinstance(op, ast.In | ast.NotIn) for op in compare.ops):
+            return None  # ``"cuda" in device``: a substring test on a configured string
         edit = Edit(self.ctx.span(literal), f"{self.device}.type")
         return self._fix([edit], f"compare with {self.device}.type")
+
+    def _branch_keeps_cuda_calls(self, test: ast.expr) -> bool:
+        """True when ``test`` is (part of) a condition whose guarded code keeps CUDA-only calls
+        that get no safe fix, or whose sibling branches test for other vendors: rewriting the
+        test would let another accelerator reach those calls, or skip its own branch.
+
+        The guarded code is the rest of an ``and``/``or`` chain and the body of the ``if``,
+        ``while`` or conditional expression the test belongs to.
+        """
+        guarded: list[ast.AST] = []
+        orelse: list[ast.AST] = []
+        child: ast.AST = test
+        negated = False
+        for ancestor in self.ancestors(test):
+            if isinstance(ancestor, ast.BoolOp):
+                # ``a and b`` runs b when a holds; ``not a or b`` runs b when a holds too.
+                position = next(i for i, v in enumerate(ancestor.values) if v is child)
+                guarded.extend(ancestor.values[position + 1 :])
+            elif isinstance(ancestor, ast.If | ast.IfExp | ast.While) and ancestor.test is child:
+                body = ancestor.body if isinstance(ancestor.body, list) else [ancestor.body]
+                other = ancestor.orelse
+                other = other if isinstance(other, list) else [other]
+                if negated:
+                    # ``if not torch.cuda.is_available(): return ...``: the CUDA path is the
+                    # else branch and whatever follows the early exit.
+                    guarded.extend(other)
+                    guarded.extend(self._following_statements(ancestor))
+                else:
+                    guarded.extend(body)
+                    orelse.extend(other)
+                break
+            elif isinstance(ancestor, ast.UnaryOp) and isinstance(ancestor.op, ast.Not):
+                negated = not negated
+            elif not isinstance(ancestor, ast.UnaryOp | ast.Call | ast.Compare):
+                break
+            child = ancestor
+        for node in (inner for part in guarded for inner in ast.walk(part)):
+            if isinstance(node, ast.Attribute) and not self._safely_fixed(node):
+                return True
+            if isinstance(node, ast.Call) and NVIDIA_ONLY_CALL.search(_called_name(node)):
+                return True  # check_cuda_fp8_capability(): the project's own CUDA-only code
+            if (
+                isinstance(node, ast.Constant)
+                and node.value in ("cuda", "nccl")
+                and isinstance(self.parents.get(id(node)), ast.IfExp)
+            ):
+                # ``device = "cuda" if torch.cuda.is_available() else "cpu"`` outside a device
+                # position: the choice stays CUDA's. Strings in device positions, tuples and
+                # comparisons are judged (and fixed) by their own findings.
+                return True
+        return any(
+            (isinstance(node, ast.Constant) and node.value in VENDOR_TYPES)
+            or (isinstance(node, ast.Attribute) and node.attr in VENDOR_TYPES)
+            for part in orelse
+            for node in ast.walk(part)
+        )
+
+    def _in_vendor_chain(self, statement: ast.If) -> bool:
+        """An ``if``/``elif`` chain that already dispatches on other vendors: a new accelerator
+        test must not go in front of their branches, and their order is the project's."""
+        chain = [statement]
+        current = statement
+        while (parent := self.parents.get(id(current))) is not None and (
+            isinstance(parent, ast.If) and len(parent.orelse) == 1 and parent.orelse[0] is current
+        ):
+            chain.append(parent)
+            current = parent
+        current = statement
+        while len(current.orelse) == 1 and isinstance(current.orelse[0], ast.If):
+            current = current.orelse[0]
+            chain.append(current)
+        tests = [self.ctx.source(link.test) for link in chain]
+        # A final ``else:`` that picks another vendor is a sibling branch too.
+        tests.extend(self.ctx.source(part) for part in current.orelse)
+        return len(tests) > 1 and any(VENDOR_TEST.search(text) for text in tests)
+
+    def _asserts_cuda(self, node: ast.AST) -> bool:
+        """``assert torch.cuda.is_available(), "Megatron requires CUDA."``: a requirement that
+        really is CUDA, stated by the code; other accelerators must keep failing it."""
+        for ancestor in self.ancestors(node):
+            if isinstance(ancestor, ast.Assert):
+                message = ancestor.msg
+                return message is not None and "cuda" in self.ctx.source(message).lower()
+            if isinstance(ancestor, ast.stmt):
+                return False
+        return False
+
+    def _following_statements(self, statement: ast.stmt) -> list[ast.stmt]:
+        parent = self.parents.get(id(statement))
+        for field in ("body", "orelse", "finalbody"):
+            block = getattr(parent, field, None)
+            if isinstance(block, list):
+                for position, sibling in enumerate(block):
+                    if sibling is statement:
+                        return block[position + 1 :]
+        return []
+
+    def _safely_fixed(self, node: ast.Attribute) -> bool:
+        """False for a CUDA-only name that this pass leaves as it is (no safe fix)."""
+        from portlint.python.device_checks import attribute_tail_span
+        from portlint.python.torch_api import torch_cuda_api
+
+        name = self.ctx.qualified_name(node) or ""
+        parent = self.parents.get(id(node))
+        if isinstance(parent, ast.Attribute) and parent.value is node:
+            return True  # ``torch.cuda`` in ``torch.cuda.synchronize``: judged with the whole
+        call = parent if isinstance(parent, ast.Call) and parent.func is node else None
+        if name.startswith("torch.cuda."):
+            entry = torch_cuda_api(self.ctx.catalog).entry(name[len("torch.cuda.") :])
+            fix = self.torch_cuda(node, entry, call)
+        elif node.attr == "cuda" and not name:
+            fix = self.cuda_method(call, attribute_tail_span(call, self.ctx)) if call else None
+        else:
+            return node.attr != "cuda" and not name.startswith("torch.cuda")
+        return fix is not None and fix.applicability is Applicability.SAFE
 
     def torch_cuda(self, node: ast.expr, entry, call: ast.Call | None) -> Fix | None:
         """``torch.cuda.X`` -> its device-generic form where ``min-torch`` has one.
 
+        Only calls (and bare decorators) are rewritten: a name that is stored to or read as a
+        value may be a monkeypatch (``torch.cuda.set_stream = patched``) or the saved original.
         Calls that a CPU-only machine cannot make (``synchronize``, ``empty_cache``) are put
-        under ``if DEVICE.type != "cpu":`` unless a CUDA check already guards them, and memory
-        counters read 0 there, so the fixed code runs on every machine.
+        under a guard unless a CUDA check already guards them, and memory counters read 0
+        there, so the fixed code runs on every machine. A name that some device module lacks
+        (``get_device_name`` on ``torch.cpu``) gets its CPU answer from ``rules/fixes.toml``
+        or no fix.
         """
+        if isinstance(getattr(node, "ctx", None), ast.Store | ast.Del) or self.left_alone(node):
+            return None
+        is_call = call is not None and call.func is node
+        if f"torch.cuda.{entry.name}" in CUDA_CHECKS and (
+            self._branch_keeps_cuda_calls(node) or self._asserts_cuda(node)
+        ):
+            return None  # ``torch.cuda.is_available() and torch.cuda.is_bf16_supported()``
         if entry.generic and entry.since and self.min_torch >= version_tuple(entry.since):
             generic = self.torch + entry.generic[len("torch") :]
-            edits = [Edit(self.ctx.span(node), generic)]
+            if is_call and call.args and generic.rpartition(".")[2][:1].isupper():
+                # torch.Stream(device, *, priority), torch.Event(device, *, enable_timing...):
+                # the device-generic classes take other positional arguments.
+                return None
             if entry.generic_args:
-                if call is None or call.func is not node:
+                if not is_call:
                     return self._decorator_generic(node, entry, generic)
-                edits.append(self._insert_device_argument(call, entry.generic_args))
+                edit = self._call_with_device_argument(call, generic, entry)
+                return self._fix([edit], f"use {generic}", unsafe=entry.unsafe)
         else:
+            answer = self.table["module_cpu_answers"].get(entry.name)
+            if answer is not None and is_call:
+                text = answer.format(
+                    device=self.device,
+                    module=self._device_module(),
+                    arguments=self._call_arguments(call),
+                )
+                return self._fix([Edit(self.ctx.span(call), text)], f"use {self.device}")
             generic = self._generic_module_name(entry)
             if generic is None:
-                return None
-            edits = [Edit(self.ctx.span(node), generic)]
-        uses_device = bool(entry.generic_args) or self.device in generic
-        cpu_edits = self._cpu_guard(node, call, entry)
-        if cpu_edits is None:
+                return self._missing_name(call, entry) if is_call else None
+        if not is_call:
             return None
-        if cpu_edits:
-            edits.extend(cpu_edits)
-            uses_device = True
+        edits = self._cpu_guard(node, call, entry, generic)
+        if edits is None:
+            return None
+        uses_device = any(self.device in edit.content for edit in edits)
         return self._fix(edits, f"use {generic}", unsafe=entry.unsafe, shared=uses_device)
 
-    def _cpu_guard(self, node: ast.expr, call: ast.Call | None, entry) -> list[Edit] | None:
-        """Edits that keep a CPU-only machine off the call; None when no safe form exists."""
-        if self.ctx.guards.get(id(node)) is not None and self.ctx.guards[id(node)].cuda_only:
-            return []
-        if call is None or call.func is not node:
-            return []
+    def _cpu_condition(self) -> str:
+        """The test for "an accelerator is here": needs no device variable from torch 2.6."""
         cpu = self.table["cpu"]
-        condition = cpu["condition"].format(device=self.device)
+        if self.uses_accelerator():
+            return cpu["accelerator_condition"].format(torch=self.torch)
+        return cpu["condition"].format(device=self.device)
+
+    def _cpu_guard(self, node: ast.expr, call: ast.Call, entry, generic: str) -> list[Edit]:
+        """The rename, and what keeps a CPU-only machine off the call where it needs that."""
+        rename = [Edit(self.ctx.span(node), generic)]
+        guard = self.ctx.guards.get(id(node))
+        if guard is not None and guard.cuda_only:
+            return rename
+        if entry.cpu_value is None and not entry.cpu_remove:
+            return rename
+        condition = self._cpu_condition()
+        call_text = generic + self._call_arguments(call)
         if entry.cpu_value is not None:
-            span = self.ctx.span(call)
-            start = Span(span.line, span.column, span.line, span.column)
-            end = Span(span.end_line, span.end_column, span.end_line, span.end_column)
-            return [Edit(start, "("), Edit(end, f" if {condition} else {entry.cpu_value})")]
-        if not entry.cpu_remove:
-            return []
-        statement = self.ctx.parents.get(id(call))
-        if not isinstance(statement, ast.Expr) or not self._alone_on_its_lines(statement):
-            return None
-        span = self.ctx.span(statement)
-        indent = self.ctx.index.line(span.line)[: span.column]
-        text = f"if {condition}:{self.newline}{indent}    "
-        return [Edit(Span(span.line, span.column, span.line, span.column), text)]
+            text = f"({call_text} if {condition} else {entry.cpu_value})"
+            return [Edit(self.ctx.span(call), text)]
+        statement = self.parents.get(id(call))
+        if isinstance(statement, ast.Expr) and self._alone_on_its_lines(statement):
+            span = self.ctx.span(statement)
+            indent = self.ctx.index.line(span.line)[: span.column]
+            unit = "\t" if indent.startswith("\t") else "    "
+            text = f"if {condition}:{self.newline}{indent}{unit}"
+            return [Edit(Span(span.line, span.column, span.line, span.column), text), *rename]
+        # Where no statement can go (a one-line compound, ``a; b``, a lambda, a comprehension):
+        # the same guard as an expression.
+        return [Edit(self.ctx.span(call), f"({call_text} if {condition} else None)")]
+
+    def _call_arguments(self, call: ast.Call) -> str:
+        """``(...)`` of a call, as written."""
+        whole, func = self.ctx.span(call), self.ctx.span(call.func)
+        return self.ctx.index.text(func.end_line, func.end_column, whole.end_line, whole.end_column)
 
     def _alone_on_its_lines(self, statement: ast.stmt) -> bool:
         span = self.ctx.span(statement)
         before = self.ctx.index.line(span.line)[: span.column]
         after = self.ctx.index.line(span.end_line)[span.end_column :].strip()
+        parent = self.parents.get(id(statement))
+        if parent is not None and parent is not self.tree and hasattr(parent, "lineno"):
+            for field in ("body", "orelse", "finalbody", "handlers"):
+                siblings = getattr(parent, field, None)
+                if isinstance(siblings, list) and statement in siblings:
+                    header = self.ctx.span(parent).line
+                    if header == span.line and parent is not self.tree:
+                        return False  # ``if x: torch.cuda.synchronize()``
         return not before.strip() and (not after or after.startswith("#"))
 
     def _decorator_generic(self, node: ast.expr, entry, generic: str) -> Fix | None:
         """A bare ``@torch.cuda.amp.custom_fwd`` decorator: give it the device argument."""
-        parent = self.ctx.parents.get(id(node))
+        parent = self.parents.get(id(node))
         if not isinstance(parent, ast.FunctionDef | ast.AsyncFunctionDef):
             return None
         replacement = f"{generic}({entry.generic_args}={self.device}.type)"
         return self._fix([Edit(self.ctx.span(node), replacement)], f"use {generic}")
 
-    def _insert_device_argument(self, call: ast.Call, keyword: str) -> Edit:
-        end = self.ctx.span(call)
-        func_end = self.ctx.span(call.func)
-        text = f"{keyword}={self.device}.type"
-        if call.args or call.keywords:
-            first = self.ctx.span(call.args[0] if call.args else call.keywords[0])
-            return Edit(Span(first.line, first.column, first.line, first.column), text + ", ")
-        # Empty call: the edit goes just before the closing parenthesis.
-        del func_end
-        return Edit(Span(end.end_line, end.end_column - 1, end.end_line, end.end_column - 1), text)
+    def _call_with_device_argument(self, call: ast.Call, generic: str, entry) -> Edit:
+        """``torch.cuda.amp.autocast(...)`` -> ``torch.amp.autocast(device_type=..., ...)``."""
+        arguments = self._call_arguments(call)
+        inner = arguments[1:-1]
+        text = f"{entry.generic_args}={self.device}.type"
+        if inner.strip():
+            text += ", " + inner.lstrip()
+        return Edit(self.ctx.span(call), f"{generic}({text})")
 
     def _generic_module_name(self, entry) -> str | None:
-        """``torch.get_device_module(DEVICE).get_device_name`` for ``torch.cuda.get_device_name``
-        when a vendor module has the name too (otherwise the rewrite would help nobody)."""
-        module = self.table["generic_module"]
+        """``torch.get_device_module(DEVICE).X`` for ``torch.cuda.X`` when every vendor module
+        and the CPU have ``X`` (or the CPU never reaches the call): otherwise the rewrite would
+        fail on a machine where the original failed less clearly."""
         if entry.rule != "PRT201" or not entry.vendors:
             return None
+        cpu_names = set(self.table["cpu"]["module_names"])
+        if set(entry.vendors) != {"npu", "mlu", "xpu", "mps"}:
+            return None
+        if entry.name not in cpu_names and entry.cpu_value is None and not entry.cpu_remove:
+            return None
+        return self._device_module() + f".{entry.name}"
+
+    def _device_module(self) -> str:
+        module = self.table["generic_module"]
         recent = self.min_torch >= version_tuple(module["since"])
         template = module["expression"] if recent else module["fallback_expression"]
-        return f"{template.format(torch=self.torch, device=self.device)}.{entry.name}"
+        return template.format(torch=self.torch, device=self.device)
+
+    def _missing_name(self, call: ast.Call, entry) -> Fix | None:
+        """A name some device module lacks: the device's own function where it has one, else
+        the CPU-safe answer of ``rules/fixes.toml`` [missing]. On NVIDIA the original runs."""
+        fallback = self.table["missing"].get(entry.name)
+        if fallback is None and entry.cpu_value is not None:
+            fallback = f"lambda *args, **kwargs: {entry.cpu_value}"
+        if fallback is None or entry.rule != "PRT201":
+            return None
+        answer = fallback.format(device=self.device, torch=self.torch)
+        text = f'getattr({self._device_module()}, "{entry.name}", {answer})'
+        text += self._call_arguments(call)
+        return self._fix([Edit(self.ctx.span(call), text)], f"use the device's {entry.name}")
 
     def backend(self, literal: ast.Constant, via_variable: bool) -> Fix | None:
         """``"nccl"`` -> the default backend of the module's device."""
-        if literal.value != "nccl":
+        if literal.value != "nccl" or self.left_alone(literal):
             return None  # "cpu:gloo,cuda:nccl" and other mixes: no automatic answer
         table = self.table["backend"]
         if self.min_torch >= version_tuple(table["api_since"]):
@@ -383,6 +799,18 @@ class FixBuilder:
             replacement = table["mapping_expression"].format(device=self.device)
         edit = Edit(self.ctx.span(literal), replacement)
         return self._fix([edit], "use the device's default backend", unsafe=via_variable)
+
+
+def _called_name(call: ast.Call) -> str:
+    func = call.func
+    if isinstance(func, ast.Name):
+        return func.id
+    if isinstance(func, ast.Attribute) and not isinstance(func.value, ast.Name | ast.Attribute):
+        return func.attr
+    if isinstance(func, ast.Attribute):
+        # ``torch.cuda.x()`` is judged by its own finding; a method by its own name.
+        return "" if func.attr == "cuda" else func.attr
+    return ""
 
 
 def _contains(outer: ast.AST, inner: ast.AST) -> bool:
