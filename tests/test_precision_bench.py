@@ -114,12 +114,22 @@ def test_recall_counts_labelled_sites_and_listed_misses(bench, labels):
     assert (found, expected, [row["line"] for row in still]) == (4, 6, ["20"])
 
 
-def test_a_miss_may_name_the_rule_by_name(bench, labels):
-    missed = [{"repo": REPO, "path": "lib/dev.py", "line": "1", "rule": "cuda-backend"}]
+def test_a_miss_may_name_the_rule_by_name_and_any_line(bench):
+    missed = [
+        {"repo": REPO, "path": "lib/dev.py", "line": "1", "rule": "cuda-backend"},
+        {"repo": REPO, "path": "lib/cuda.py", "line": "*", "rule": "PRT110"},
+        {"repo": REPO, "path": "lib/npu.py", "line": "*", "rule": "PRT110"},
+    ]
     backend = finding(1, code="PRT110", symbol="CudaPlatform", severity="info")
     backend["name"] = "cuda-backend"
-    found, expected, still = bench.recall([backend], [], missed, {(REPO, "lib/dev.py")})
-    assert (found, expected, still) == (1, 1, [])
+    module = dict(backend, path="lib/cuda.py", line=40)
+    files = {(REPO, "lib/dev.py"), (REPO, "lib/cuda.py"), (REPO, "lib/npu.py")}
+    found, expected, still = bench.recall([backend, module], [], missed, files)
+    assert (found, expected, [row["path"] for row in still]) == (2, 3, ["lib/npu.py"])
+    # Once the file-wide site is labelled, the miss and the label are one site, not two.
+    label = bench.Label(REPO, "lib/cuda.py", 40, "PRT110", "", "info", "", "right", "summary")
+    found, expected, still = bench.recall([backend, module], [label], missed, files)
+    assert (found, expected) == (2, 3)
 
 
 def test_stratified_sample_covers_every_rule(bench):

@@ -233,23 +233,31 @@ def recall(
 
     A site is found when a current finding of the same rule (code or name) is on its line.
     """
-    present = {(f["repo"], f["path"], f["line"], f["code"]) for f in findings}
-    # A miss may name its rule by name, for a rule whose code is not settled yet.
-    present |= {(f["repo"], f["path"], f["line"], f["name"]) for f in findings if "name" in f}
+    present = set()
+    for f in findings:
+        # A miss may name its rule by code or by name, and give "*" for "anywhere in the file"
+        # (a once-per-file finding such as a backend summary).
+        for rule in (f["code"], f.get("name")):
+            present |= {(f["repo"], f["path"], f["line"], rule), (f["repo"], f["path"], "*", rule)}
     expected = {
         (lab.repo, lab.path, lab.line, lab.rule)
         for lab in labels
         if lab.verdict != "false-positive" and (lab.repo, lab.path) in files_read
     }
+    labelled_rules = {site[:2] + site[3:] for site in expected}
     for row in missed:
-        expected.add((row["repo"], row["path"], int(row["line"]), row["rule"]))
-    still = [
-        row
-        for row in missed
-        if (row["repo"], row["path"], int(row["line"]), row["rule"]) not in present
-    ]
+        site = miss_site(row)
+        if site[2] == "*" and site[:2] + site[3:] in labelled_rules:
+            continue  # the once-per-file site is already counted through its label
+        expected.add(site)
+    still = [row for row in missed if miss_site(row) not in present]
     found = sum(1 for site in expected if site in present)
     return found, len(expected), still
+
+
+def miss_site(row: dict) -> tuple:
+    line = row["line"] if row["line"] == "*" else int(row["line"])
+    return (row["repo"], row["path"], line, row["rule"])
 
 
 def find_gitdir(mirror: Path, pin: Pin) -> Path | None:
@@ -345,9 +353,11 @@ def report(findings: list[dict], labels: list[Label], missed: list[dict], files_
         )
     print()
     print(f"unlabelled findings: {len(joined.unlabelled)} {dict(sorted(unlabelled.items()))}")
-    print(f"labelled findings that no longer occur: {len(joined.gone)}")
+    gone = Counter(label.verdict for label in joined.gone)
+    print(f"labelled findings that no longer occur: {len(joined.gone)}", dict(sorted(gone.items())))
     for label in joined.gone:
-        print(f"  {label.repo} {label.path}:{label.line} {label.rule} [{label.verdict}]")
+        if label.verdict != "false-positive":  # a real site lost
+            print(f"  lost: {label.repo} {label.path}:{label.line} {label.rule} [{label.verdict}]")
     changed = [(f, lab) for f, lab in joined.matched if details_changed(f, lab)]
     print(f"labelled findings whose severity or targets changed: {len(changed)}")
     found, expected, still = recall(findings, labels, missed, files_read)
