@@ -78,6 +78,18 @@ def test_join_keeps_a_label_when_the_span_changes(bench, labels):
     assert joined.unlabelled == []
 
 
+def test_a_site_labelled_for_two_analyses_uses_the_matching_label(bench, labels):
+    # The same site seen by a newer analysis as a warning, labelled again.
+    newer = bench.Label(REPO, "lib/dev.py", 3, "PRT201", "torch.cuda.synchronize", "warning",
+                        "npu=rename", "wrong-detail", "raises: error")  # fmt: skip
+    both = [*labels, newer]
+    joined = bench.join([finding(3)], both)
+    assert [lab.severity for _, lab in joined.matched] == ["error"]
+    joined = bench.join([finding(3, severity="warning")], both)
+    assert [lab.verdict for _, lab in joined.matched] == ["wrong-detail"]
+    assert 3 not in [lab.line for lab in joined.gone]  # one site, not one per label
+
+
 def test_strict_and_site_precision(bench, labels):
     findings = [finding(3), finding(5), finding(7), finding(9, code="PRT101", symbol='"cuda"')]
     scores = bench.score(bench.join(findings, labels).matched)

@@ -26,7 +26,9 @@ overall:
 Choose the portlint to measure with ``--portlint`` (a command, default: this interpreter's
 ``-m portlint``) and ``--pythonpath`` (prepended to ``PYTHONPATH``, e.g. another checkout's
 ``src``). ``--sample N`` prints a stratified random sample of unlabelled findings to label next;
-``--dump FILE`` writes all current findings, with their repository, as JSON.
+``--changed`` prints the labelled findings whose severity or targets changed, with their old
+verdict, to label again; ``--dump FILE`` writes all current findings, with their repository, as
+JSON.
 
 Standard library only.
 """
@@ -154,29 +156,47 @@ def join(findings: list[dict], labels: list[Label]) -> Join:
     """Match each finding (with a ``repo`` key) to a label of the same repo, path, line and rule.
 
     A label with the finding's symbol is preferred; otherwise any label left on that line and
-    rule is used, so that a span that grew or shrank keeps its label.
+    rule is used, so that a span that grew or shrank keeps its label. One site may have several
+    labels, one per severity and target list it was seen with (analyses change): the one whose
+    details match the finding is used, else the last one.
     """
     pool: dict[tuple, list[Label]] = defaultdict(list)
     for label in labels:
         pool[(label.repo, label.path, label.line, label.rule)].append(label)
+    used: set[tuple] = set()  # (key, label symbol) already matched
     result = Join()
+
+    def take(finding: dict, key: tuple, candidates: list[Label]) -> None:
+        best = next(
+            (lab for lab in candidates if not details_changed(finding, lab)), candidates[-1]
+        )
+        used.add((key, best.symbol))
+        result.matched.append((finding, best))
+
     pending = []
     for finding in findings:
         key = (finding["repo"], finding["path"], finding["line"], finding["code"])
-        candidates = pool.get(key, [])
-        exact = next((lab for lab in candidates if lab.symbol == finding["symbol"]), None)
-        if exact is not None:
-            candidates.remove(exact)
-            result.matched.append((finding, exact))
+        exact = [
+            lab
+            for lab in pool.get(key, [])
+            if lab.symbol == finding["symbol"] and (key, lab.symbol) not in used
+        ]
+        if exact:
+            take(finding, key, exact)
         else:
             pending.append((finding, key))
     for finding, key in pending:
-        candidates = pool.get(key, [])
-        if candidates:
-            result.matched.append((finding, candidates.pop(0)))
+        free = [lab for lab in pool.get(key, []) if (key, lab.symbol) not in used]
+        if free:
+            take(finding, key, [lab for lab in free if lab.symbol == free[0].symbol])
         else:
             result.unlabelled.append(finding)
-    result.gone = [label for rest in pool.values() for label in rest]
+    seen = set()
+    for label in labels:
+        slot = ((label.repo, label.path, label.line, label.rule), label.symbol)
+        if slot not in used and slot not in seen:
+            seen.add(slot)
+            result.gone.append(label)
     return result
 
 
@@ -382,6 +402,11 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--dump", type=Path, help="write the current findings here as JSON")
     parser.add_argument("--sample", type=int, default=0, help="print N unlabelled findings")
     parser.add_argument("--seed", type=int, default=9)
+    parser.add_argument(
+        "--changed",
+        action="store_true",
+        help="print the findings whose details changed, to relabel",
+    )
     return parser.parse_args(argv)
 
 
@@ -408,15 +433,28 @@ def main(argv: list[str] | None = None) -> int:
         args.dump.write_text(json.dumps(findings, indent=1))
     labels = read_labels(args.labels)
     joined = report(findings, labels, read_rows(args.missed), read_files_read(args.files_read))
+    rows = []
     if args.sample:
+        rows += [(f, "", "") for f in stratified_sample(joined.unlabelled, args.sample, args.seed)]
+    if args.changed:
+        rows += [
+            (f, lab.verdict, lab.reason) for f, lab in joined.matched if details_changed(f, lab)
+        ]
+    if rows:
         print()
         writer = csv.writer(sys.stdout)
         writer.writerow(LABEL_FIELDS)
-        for finding in stratified_sample(joined.unlabelled, args.sample, args.seed):
+        for finding, verdict, reason in rows:
             writer.writerow(
                 [
                     *[finding["repo"], finding["path"], finding["line"], finding["code"]],
-                    *[finding["symbol"], finding["severity"], targets_text(finding), "", ""],
+                    *[
+                        finding["symbol"],
+                        finding["severity"],
+                        targets_text(finding),
+                        verdict,
+                        reason,
+                    ],
                 ]
             )
     return 0
