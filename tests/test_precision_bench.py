@@ -166,3 +166,17 @@ def test_unknown_verdict_is_rejected(bench, tmp_path):
     path.write_text(LABELS.replace("false-positive", "maybe"))
     with pytest.raises(SystemExit, match="verdict must be one of"):
         bench.read_labels(path)
+
+
+def test_files_read_groups(bench, tmp_path):
+    path = tmp_path / "files_read.txt"
+    path.write_text(
+        "# comment\nowner/lib@0123abcd a.py\n## held out\nowner/lib@0123abcd b.py  # note\n"
+    )
+    assert bench.read_files_read(path) == {
+        "read": {(REPO, "a.py")},
+        "held out": {(REPO, "b.py")},
+    }
+    # A miss outside the files of a group does not count against it.
+    missed = [{"repo": REPO, "path": "b.py", "line": "3", "rule": "PRT101"}]
+    assert bench.recall([], [], missed, {(REPO, "a.py")}) == (0, 0, [])

@@ -265,6 +265,7 @@ def recall(
         if lab.verdict != "false-positive" and (lab.repo, lab.path) in files_read
     }
     labelled_rules = {site[:2] + site[3:] for site in expected}
+    missed = [row for row in missed if (row["repo"], row["path"]) in files_read]
     for row in missed:
         site = miss_site(row)
         if site[2] == "*" and site[:2] + site[3:] in labelled_rules:
@@ -355,7 +356,9 @@ def percent(value: float | None) -> str:
     return "   -  " if value is None else f"{100 * value:5.1f}%"
 
 
-def report(findings: list[dict], labels: list[Label], missed: list[dict], files_read: set) -> Join:
+def report(
+    findings: list[dict], labels: list[Label], missed: list[dict], files_read: dict[str, set]
+) -> Join:
     joined = join(findings, labels)
     scores = score(joined.matched)
     totals = Counter(f["code"] for f in findings)
@@ -380,12 +383,16 @@ def report(findings: list[dict], labels: list[Label], missed: list[dict], files_
             print(f"  lost: {label.repo} {label.path}:{label.line} {label.rule} [{label.verdict}]")
     changed = [(f, lab) for f, lab in joined.matched if details_changed(f, lab)]
     print(f"labelled findings whose severity or targets changed: {len(changed)}")
-    found, expected, still = recall(findings, labels, missed, files_read)
-    value = found / expected if expected else None
-    print(
-        f"recall on {len(files_read)} files read in full: {found}/{expected} = {percent(value)}"
-        f" ({len(still)} listed misses still missed)"
-    )
+    groups = dict(files_read)
+    if len(groups) > 1:
+        groups["all"] = set().union(*files_read.values())
+    for name, files in groups.items():
+        found, expected, still = recall(findings, labels, missed, files)
+        value = found / expected if expected else None
+        print(
+            f"recall on {len(files)} files read in full ({name}): {found}/{expected} ="
+            f" {percent(value)} ({len(still)} listed misses still missed)"
+        )
     return joined
 
 
@@ -410,16 +417,21 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     return parser.parse_args(argv)
 
 
-def read_files_read(path: Path) -> set[tuple[str, str]]:
+def read_files_read(path: Path) -> dict[str, set[tuple[str, str]]]:
+    """The files read in full, by group: a line ``## NAME`` starts a group (default ``read``)."""
+    groups: dict[str, set[tuple[str, str]]] = defaultdict(set)
     if not path.exists():
-        return set()
-    pairs = set()
+        return groups
+    group = "read"
     for raw in path.read_text().splitlines():
+        if raw.startswith("## "):
+            group = raw[3:].strip()
+            continue
         line = raw.split("#", 1)[0].strip()
         if line:
             repo, file = line.split()
-            pairs.add((repo, file))
-    return pairs
+            groups[group].add((repo, file))
+    return groups
 
 
 def main(argv: list[str] | None = None) -> int:
