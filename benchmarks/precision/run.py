@@ -438,13 +438,20 @@ def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     command = shlex.split(args.portlint)
     findings = []
-    for pin in read_pins(args.repos):
+    pins = read_pins(args.repos)
+    for pin in pins:
         folder = ensure_checkout(args.src, args.mirror, pin)
         findings.extend(run_portlint(command, args.pythonpath, folder, pin))
     if args.dump:
         args.dump.write_text(json.dumps(findings, indent=1))
-    labels = read_labels(args.labels)
-    joined = report(findings, labels, read_rows(args.missed), read_files_read(args.files_read))
+    specs = {pin.spec for pin in pins}  # a shorter pins file measures only its repositories
+    labels = [label for label in read_labels(args.labels) if label.repo in specs]
+    missed = [row for row in read_rows(args.missed) if row["repo"] in specs]
+    files_read = {
+        name: {pair for pair in files if pair[0] in specs}
+        for name, files in read_files_read(args.files_read).items()
+    }
+    joined = report(findings, labels, missed, files_read)
     rows = []
     if args.sample:
         rows += [(f, "", "") for f in stratified_sample(joined.unlabelled, args.sample, args.seed)]
