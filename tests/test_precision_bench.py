@@ -1,0 +1,182 @@
+"""The precision benchmark's arithmetic: joining findings with labels, precision, recall.
+
+Synthetic labels and findings only; the benchmark itself needs real checkouts and is not run here.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from pathlib import Path
+
+import pytest
+
+RUN_PY = Path(__file__).resolve().parent.parent / "benchmarks" / "precision" / "run.py"
+REPO = "owner/lib@0123abcd"
+
+
+@pytest.fixture(scope="module")
+def bench():
+    spec = importlib.util.spec_from_file_location("precision_run", RUN_PY)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def finding(line, code="PRT201", symbol="torch.cuda.synchronize", severity="error", targets=None):
+    return {
+        "repo": REPO,
+        "path": "lib/dev.py",
+        "line": line,
+        "code": code,
+        "symbol": symbol,
+        "severity": severity,
+        "targets": targets or {"npu": {"status": "rename", "replacement": "torch.npu.synchronize"}},
+    }
+
+
+LABELS = '''\
+repo,path,line,rule,symbol,severity,targets,verdict,reason
+owner/lib@0123abcd,lib/dev.py,3,PRT201,torch.cuda.synchronize,error,npu=rename,right,raises off CUDA
+owner/lib@0123abcd,lib/dev.py,5,PRT201,torch.cuda.synchronize,error,npu=rename,wrong-detail,info
+owner/lib@0123abcd,lib/dev.py,7,PRT201,torch.cuda.synchronize,error,npu=rename,false-positive,backend
+owner/lib@0123abcd,lib/dev.py,9,PRT101,"""cuda""",error,npu=rename,right,device string
+owner/lib@0123abcd,lib/dev.py,11,PRT201,torch.cuda.synchronize,error,npu=rename,right,gone now
+'''
+
+
+@pytest.fixture
+def labels(bench, tmp_path):
+    path = tmp_path / "labels.csv"
+    path.write_text(LABELS)
+    return bench.read_labels(path)
+
+
+def test_join_matches_by_line_rule_and_symbol(bench, labels):
+    findings = [
+        finding(3),
+        finding(5),
+        finding(7),
+        finding(9, code="PRT101", symbol='"cuda"', severity="warning"),
+        finding(13),
+    ]
+    joined = bench.join(findings, labels)
+    assert [(f["line"], lab.verdict) for f, lab in joined.matched] == [
+        (3, "right"),
+        (5, "wrong-detail"),
+        (7, "false-positive"),
+        (9, "right"),
+    ]
+    assert [f["line"] for f in joined.unlabelled] == [13]
+    assert [lab.line for lab in joined.gone] == [11]
+
+
+def test_join_keeps_a_label_when_the_span_changes(bench, labels):
+    joined = bench.join([finding(3, symbol="torch.cuda.synchronize()")], labels)
+    assert [lab.reason for _, lab in joined.matched] == ["raises off CUDA"]
+    assert joined.unlabelled == []
+
+
+def test_a_site_labelled_for_two_analyses_uses_the_matching_label(bench, labels):
+    # The same site seen by a newer analysis as a warning, labelled again.
+    newer = bench.Label(REPO, "lib/dev.py", 3, "PRT201", "torch.cuda.synchronize", "warning",
+                        "npu=rename", "wrong-detail", "raises: error")  # fmt: skip
+    both = [*labels, newer]
+    joined = bench.join([finding(3)], both)
+    assert [lab.severity for _, lab in joined.matched] == ["error"]
+    joined = bench.join([finding(3, severity="warning")], both)
+    assert [lab.verdict for _, lab in joined.matched] == ["wrong-detail"]
+    assert 3 not in [lab.line for lab in joined.gone]  # one site, not one per label
+
+
+def test_strict_and_site_precision(bench, labels):
+    findings = [finding(3), finding(5), finding(7), finding(9, code="PRT101", symbol='"cuda"')]
+    scores = bench.score(bench.join(findings, labels).matched)
+    overall = scores["all"]
+    assert (overall.right, overall.wrong_detail, overall.false_positive) == (2, 1, 1)
+    assert overall.strict() == pytest.approx(2 / 4)
+    assert overall.site() == pytest.approx(3 / 4)
+    assert scores["PRT201"].strict() == pytest.approx(1 / 3)
+    assert scores["PRT101"].site() == 1.0
+
+
+def test_changed_details_leave_strict_but_keep_the_site(bench, labels):
+    # Labelled as an error with npu=rename; the analysis now says warning.
+    findings = [finding(3, severity="warning"), finding(7)]
+    overall = bench.score(bench.join(findings, labels).matched)["all"]
+    assert overall.changed == 1
+    assert overall.strict() == 0.0  # only the unchanged false positive is left
+    assert overall.site() == pytest.approx(1 / 2)
+
+
+def test_recall_counts_labelled_sites_and_listed_misses(bench, labels):
+    files_read = {(REPO, "lib/dev.py")}
+    missed = [
+        {"repo": REPO, "path": "lib/dev.py", "line": "20", "rule": "PRT401"},
+        {"repo": REPO, "path": "lib/dev.py", "line": "22", "rule": "PRT101"},
+    ]
+    # Expected sites: labelled real sites 3, 5, 9, 11 plus the two misses; 7 is a false positive.
+    findings = [finding(3), finding(5), finding(9, code="PRT101", symbol='"cuda"')]
+    found, expected, still = bench.recall(findings, labels, missed, files_read)
+    assert (found, expected, len(still)) == (3, 6, 2)
+    # A later analysis that finds a listed miss gets it counted.
+    findings.append(finding(22, code="PRT101", symbol='"cuda"'))
+    found, expected, still = bench.recall(findings, labels, missed, files_read)
+    assert (found, expected, [row["line"] for row in still]) == (4, 6, ["20"])
+
+
+def test_a_miss_may_name_the_rule_by_name_and_any_line(bench):
+    missed = [
+        {"repo": REPO, "path": "lib/dev.py", "line": "1", "rule": "cuda-backend"},
+        {"repo": REPO, "path": "lib/cuda.py", "line": "*", "rule": "PRT110"},
+        {"repo": REPO, "path": "lib/npu.py", "line": "*", "rule": "PRT110"},
+    ]
+    backend = finding(1, code="PRT110", symbol="CudaPlatform", severity="info")
+    backend["name"] = "cuda-backend"
+    module = dict(backend, path="lib/cuda.py", line=40)
+    files = {(REPO, "lib/dev.py"), (REPO, "lib/cuda.py"), (REPO, "lib/npu.py")}
+    found, expected, still = bench.recall([backend, module], [], missed, files)
+    assert (found, expected, [row["path"] for row in still]) == (2, 3, ["lib/npu.py"])
+    # Once the file-wide site is labelled, the miss and the label are one site, not two.
+    label = bench.Label(REPO, "lib/cuda.py", 40, "PRT110", "", "info", "", "right", "summary")
+    found, expected, still = bench.recall([backend, module], [label], missed, files)
+    assert (found, expected) == (2, 3)
+
+
+def test_stratified_sample_covers_every_rule(bench):
+    findings = [finding(n) for n in range(100)] + [finding(200, code="PRT604")]
+    sample = bench.stratified_sample(findings, 10, seed=1)
+    assert {f["code"] for f in sample} == {"PRT201", "PRT604"}
+    assert len(sample) == 11
+
+
+def test_pins_file(bench, tmp_path):
+    path = tmp_path / "repos.txt"
+    path.write_text("# comment\nowner/lib@0123abcd src tools\nother/app@ffff .\n")
+    pins = bench.read_pins(path)
+    assert [(p.repo, p.commit, p.subpaths, p.folder) for p in pins] == [
+        ("owner/lib", "0123abcd", ("src", "tools"), "owner+lib"),
+        ("other/app", "ffff", (".",), "other+app"),
+    ]
+
+
+def test_unknown_verdict_is_rejected(bench, tmp_path):
+    path = tmp_path / "labels.csv"
+    path.write_text(LABELS.replace("false-positive", "maybe"))
+    with pytest.raises(SystemExit, match="verdict must be one of"):
+        bench.read_labels(path)
+
+
+def test_files_read_groups(bench, tmp_path):
+    path = tmp_path / "files_read.txt"
+    path.write_text(
+        "# comment\nowner/lib@0123abcd a.py\n## held out\nowner/lib@0123abcd b.py  # note\n"
+    )
+    assert bench.read_files_read(path) == {
+        "read": {(REPO, "a.py")},
+        "held out": {(REPO, "b.py")},
+    }
+    # A miss outside the files of a group does not count against it.
+    missed = [{"repo": REPO, "path": "b.py", "line": "3", "rule": "PRT101"}]
+    assert bench.recall([], [], missed, {(REPO, "a.py")}) == (0, 0, [])
