@@ -78,7 +78,7 @@ class Relevance:
         if self._flow_pattern is None:
             alternatives = "|".join(sorted(map(re.escape, self.flow_names)))
             self._flow_pattern = re.compile(rf"\b(?:{alternatives})\b")
-        return any(self._flow_pattern.search(line) for line in self.lines[first - 1 : last])
+        return self._flow_pattern.search(self._text_of(first, last)) is not None
 
     def may_report(self, statement: ast.stmt) -> bool:
         if isinstance(statement, ALWAYS):
@@ -94,7 +94,14 @@ class Relevance:
 
     def names_vendor(self, first: int, last: int) -> bool:
         """Lines ``first``..``last`` name another vendor (checked on demand: few lines ask)."""
-        return any(VENDOR_TEXT.search(line) for line in self.lines[first - 1 : last])
+        return VENDOR_TEXT.search(self._text_of(first, last)) is not None
+
+    def _text_of(self, first: int, last: int) -> str:
+        """Lines ``first``..``last`` joined by line breaks: one search over them finds what a
+        search of each line finds, since neither pattern matches across a line break."""
+        if first == last:
+            return self.lines[first - 1] if 0 < first <= len(self.lines) else ""
+        return "\n".join(self.lines[first - 1 : last])
 
 
 def _line_numbers(text: str, positions: list[int]) -> set[int]:
