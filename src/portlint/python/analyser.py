@@ -87,7 +87,7 @@ class Analyser(ast.NodeVisitor):
         self.ctx = ctx
         self.guard = Guard()
         self.stack: list[ast.AST] = []
-        self.relevance = Relevance(ctx.text)
+        self.relevance = Relevance(ctx.text, ctx.index.lines)
         markers = {
             target: tuple(facts.get("markers", ()))
             for target, facts in ctx.catalog.target_facts().items()

@@ -34,6 +34,7 @@ from portlint.config import version_tuple
 from portlint.model import Applicability, Edit, Fix, Span
 from portlint.python.guards import CUDA_CHECKS
 from portlint.python.names import import_bindings
+from portlint.python.tree import parent_map
 
 #: A test that looks at the torch version or at what torch provides: both arms are left alone,
 #: since each is written for the torch it runs under.
@@ -329,11 +330,7 @@ class FixBuilder:
     def parents(self) -> dict[int, ast.AST]:
         """Every node's parent. The walk records parents only down to where it is, and a fix
         is often judged from deeper (a device string inside a call)."""
-        found: dict[int, ast.AST] = {}
-        for node in ast.walk(self.tree):
-            for child in ast.iter_child_nodes(node):
-                found[id(child)] = node
-        return found
+        return parent_map(self.tree)
 
     def ancestors(self, node: ast.AST):
         parent = self.parents.get(id(node))

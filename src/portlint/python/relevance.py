@@ -12,14 +12,30 @@ from __future__ import annotations
 import ast
 import bisect
 import re
+from itertools import accumulate
 
 from portlint.textindex import LINE_BREAK
+from portlint.wordsearch import word_searches
 
 #: The file prefilter's words (portlint.python.analyser), as one pattern, to find their lines.
 CANDIDATE_TEXT = re.compile(
     r"cuda|nccl|cudnn|nvcc|cupy|apex|xformers|bitsandbytes|tensorrt|cudf|cuml|cugraph|nvml|NVML"
     r"|NCCL|CUBLAS|NVIDIA_|flash_attn|CUDA(?:_|Extension)|nvidia(?:[._-]|\s+import)|sm_\d"
     r"|cpp_extension|transformer_engine|flashinfer|ProfilerActivity|CUDA[\"']"
+)
+#: The same words as a few expressions that each start with literal text (``portlint.wordsearch``),
+#: to find their lines in a whole file: several times faster than ``CANDIDATE_TEXT``.
+CANDIDATE_SEARCHES = word_searches(
+    (
+        *("cuda", "nccl", "cudnn", "nvcc", "cupy", "apex", "xformers", "bitsandbytes"),
+        *("tensorrt", "cudf", "cuml", "cugraph", "nvml", "NVML", "NCCL", "CUBLAS", "NVIDIA_"),
+        *("flash_attn", "cpp_extension", "transformer_engine", "flashinfer", "ProfilerActivity"),
+    ),
+    {
+        "CUDA": re.compile(r"CUDA(?:_|Extension|[\"'])"),
+        "nvidia": re.compile(r"nvidia(?:[._-]|\s+import)"),
+        "sm_": re.compile(r"sm_\d"),
+    },
 )
 #: Words of vendor checks (``use_npu = is_npu_available()``, ``HAS_XPU = True``): an assignment
 #: on such a line is walked, so that a later ``if use_npu:`` is known as a vendor branch; and an
@@ -36,15 +52,14 @@ IMPORT_LINE = re.compile(r"^[ \t]*(?:from[ \t]+\S+[ \t]+)?import[ \t]", re.MULTI
 
 
 class Relevance:
-    def __init__(self, text: str) -> None:
-        self.lines = LINE_BREAK.split(text)
-        starts = [0] + [match.end() for match in LINE_BREAK.finditer(text)]
-        hits = {bisect.bisect_right(starts, m.start()) for m in CANDIDATE_TEXT.finditer(text)}
-        hits.update(bisect.bisect_right(starts, m.start()) for m in IMPORT_LINE.finditer(text))
+    def __init__(self, text: str, lines: list[str] | None = None) -> None:
+        """``lines``: ``LINE_BREAK.split(text)``, if the caller has it already."""
+        self.lines = LINE_BREAK.split(text) if lines is None else lines
+        positions = [m.start() for search in CANDIDATE_SEARCHES for m in search.finditer(text)]
+        positions += [m.start() for m in IMPORT_LINE.finditer(text)]
+        hits = _line_numbers(text, positions)
         # prefix[n] = how many of lines 1..n hold a candidate word.
-        self.prefix = [0] * (len(starts) + 1)
-        for line in range(1, len(starts) + 1):
-            self.prefix[line] = self.prefix[line - 1] + (line in hits)
+        self.prefix = [0, *accumulate(line in hits for line in range(1, len(self.lines) + 1))]
         self.flow_names: set[str] = set()
         self._flow_pattern: re.Pattern[str] | None = None
 
@@ -63,7 +78,7 @@ class Relevance:
         if self._flow_pattern is None:
             alternatives = "|".join(sorted(map(re.escape, self.flow_names)))
             self._flow_pattern = re.compile(rf"\b(?:{alternatives})\b")
-        return any(self._flow_pattern.search(line) for line in self.lines[first - 1 : last])
+        return self._flow_pattern.search(self._text_of(first, last)) is not None
 
     def may_report(self, statement: ast.stmt) -> bool:
         if isinstance(statement, ALWAYS):
@@ -79,4 +94,24 @@ class Relevance:
 
     def names_vendor(self, first: int, last: int) -> bool:
         """Lines ``first``..``last`` name another vendor (checked on demand: few lines ask)."""
-        return any(VENDOR_TEXT.search(line) for line in self.lines[first - 1 : last])
+        return VENDOR_TEXT.search(self._text_of(first, last)) is not None
+
+    def _text_of(self, first: int, last: int) -> str:
+        """Lines ``first``..``last`` joined by line breaks: one search over them finds what a
+        search of each line finds, since neither pattern matches across a line break."""
+        if first == last:
+            return self.lines[first - 1] if 0 < first <= len(self.lines) else ""
+        return "\n".join(self.lines[first - 1 : last])
+
+
+def _line_numbers(text: str, positions: list[int]) -> set[int]:
+    """The (1-based) lines of ``positions`` in ``text``."""
+    if "\r" in text:  # "\r\n" or a lone "\r" ends a line too
+        starts = [0] + [match.end() for match in LINE_BREAK.finditer(text)]
+        return {bisect.bisect_right(starts, position) for position in positions}
+    lines, line, previous = set(), 1, 0
+    for position in sorted(positions):
+        line += text.count("\n", previous, position)
+        previous = position
+        lines.add(line)
+    return lines
