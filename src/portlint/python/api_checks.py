@@ -98,11 +98,19 @@ def _report_torch_cuda(node: ast.AST, name: str, ctx: Context) -> None:
         call = parent if isinstance(parent, ast.Call) and parent.func is node else None
         fix = ctx.fixes.torch_cuda(node, entry, call)
     severity = entry.severity
+    if guard is not None and guard.cuda_only and _describes(member, ctx):
+        # ``if dev.type == "cuda": name = torch.cuda.get_device_name()`` for a printout
+        severity = Severity.INFO
     if _in_skip_condition(node, ctx):
         if _vendor_siblings(node, ctx):
             return  # ``require_multi_gpu`` beside ``require_multi_xpu``: nothing to port
         severity = Severity.INFO
     ctx.report(node, entry.rule, message, targets=entry.targets, severity=severity, fix=fix)
+
+
+def _describes(member: str, ctx: Context) -> bool:
+    """``get_device_name``: rules/torch_api.toml says the name only describes the device."""
+    return bool(torch_cuda_api(ctx.catalog).policy.get(member, {}).get("describes", False))
 
 
 #: Test decorators whose condition only decides whether a test runs.
