@@ -363,6 +363,10 @@ class Analyser(ast.NodeVisitor):
                 # ``torch.amp.GradScaler(dev) if newer else torch.cuda.amp.GradScaler()``: the
                 # older torch has no generic form, and the newer arm already is one
                 covered |= frozenset(self.vendors.markers)
+            if branch.test is not None and _only_cleanup(branch):
+                # ``if backend == "nccl": atexit.register(destroy)``: cleanup that only the
+                # CUDA backend asks for; nothing to port
+                covered |= frozenset(self.vendors.markers)
             if polarity[position] == 1 and _only_asserts(branch):
                 # ``if device_type == "cuda": assert torch.cuda.is_available()``: a check that
                 # only the CUDA path needs; skipping it elsewhere is correct
@@ -574,6 +578,23 @@ def _same_test(statement: ast.AST, node: ast.AST) -> bool:
         and isinstance(node, ast.If)
         and not statement.orelse
         and ast.dump(statement.test) == ast.dump(node.test)
+    )
+
+
+#: Calls that only schedule or do teardown at exit.
+CLEANUP_CALLS = frozenset({"atexit.register", "dist.destroy_process_group"})
+
+
+def _only_cleanup(branch: Branch) -> bool:
+    """The branch only registers or runs teardown (``atexit.register(_destroy_group)``)."""
+    return bool(branch.body) and all(
+        isinstance(s, ast.Expr)
+        and isinstance(s.value, ast.Call)
+        and (
+            ast.unparse(s.value.func) in CLEANUP_CALLS
+            or ast.unparse(s.value.func).endswith("destroy_process_group")
+        )
+        for s in branch.body
     )
 
 
