@@ -363,6 +363,10 @@ class Analyser(ast.NodeVisitor):
                 # ``torch.amp.GradScaler(dev) if newer else torch.cuda.amp.GradScaler()``: the
                 # older torch has no generic form, and the newer arm already is one
                 covered |= frozenset(self.vendors.markers)
+            if polarity[position] == 1 and _builds_refusal(branch):
+                # ``if torch.cuda.is_initialized(): raise RuntimeError(...)``: a refusal only
+                # CUDA needs; elsewhere the test is False and the code goes on
+                covered |= frozenset(self.vendors.markers)
             if branch.test is not None and _only_cleanup(branch):
                 # ``if backend == "nccl": atexit.register(destroy)``: cleanup that only the
                 # CUDA backend asks for; nothing to port
@@ -616,6 +620,16 @@ def _tested_values(test: ast.expr | None) -> frozenset[str]:
                 if isinstance(side, ast.Constant) and isinstance(side.value, str) and side.value:
                     found.add(side.value)
     return frozenset(found)
+
+
+def _builds_refusal(branch: Branch) -> bool:
+    """The branch only composes a message and raises: no call runs before the ``raise``."""
+    body = branch.body
+    return (
+        bool(body)
+        and isinstance(body[-1], ast.Raise)
+        and not any(isinstance(n, ast.Call) for s in body[:-1] for n in walk(s))
+    )
 
 
 def _refuses(branch: Branch) -> bool:
