@@ -382,6 +382,7 @@ class Analyser(ast.NodeVisitor):
             # sibling is a stand-in (``torch.cuda.synchronize if cuda else lambda: None``): info.
             logs = polarity[position] != 0 and (
                 _only_logs(branch)
+                or _only_calls(branch, NUMERIC_MODE_CALL)
                 or any(_stand_in(other) for other in branches if other is not branch)
             )
             if polarity[position] == 1 and branch.test is not None:
@@ -738,6 +739,8 @@ def _asks_for_feature(test: ast.expr | None) -> bool:
     return False
 
 
+#: A switch to a different numeric mode (TF32 matmuls): elsewhere only the numbers differ.
+NUMERIC_MODE_CALL = re.compile(r"^set_float32_matmul_precision$")
 LOG_CALL = re.compile(r"(?:print|debug|info|warning|warn|log|write)$")
 
 
