@@ -26,7 +26,12 @@ from portlint.python import (
     environment_checks,
     package_checks,
 )
-from portlint.python.backends import backend_finding, find_backends, vendor_words
+from portlint.python.backends import (
+    backend_finding,
+    find_backends,
+    nvidia_feature_words,
+    vendor_words,
+)
 from portlint.python.context import Context
 from portlint.python.fixes import FixBuilder
 from portlint.python.guards import (
@@ -93,6 +98,7 @@ class Analyser(ast.NodeVisitor):
             for target, facts in ctx.catalog.target_facts().items()
         }
         self.vendors = Vendors(markers, vendor_words(ctx.catalog))
+        self.feature_words = nvidia_feature_words(ctx.catalog)
 
     # -- the walk --------------------------------------------------------------------------------
 
@@ -135,6 +141,9 @@ class Analyser(ast.NodeVisitor):
         self.guard = outer
 
     def visit_Module(self, node: ast.Module) -> None:
+        self.ctx.module_functions = frozenset(
+            s.name for s in node.body if isinstance(s, ast.FunctionDef | ast.AsyncFunctionDef)
+        )
         self.visit_many(node.body)
 
     # -- names -----------------------------------------------------------------------------------
@@ -159,10 +168,13 @@ class Analyser(ast.NodeVisitor):
     def visit_FunctionDef(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
         self._package_scope(node)
         override = node.name == "cuda" and isinstance(self.stack[-2], ast.ClassDef)
-        if override or self._is_predicate(node.name):
+        lower = node.name.lower()
+        feature = any(word in lower for word in self.feature_words)
+        if override or feature or self._is_predicate(node.name):
             # an override of ``.cuda()``: its body is the CUDA implementation, and its
             # ``super().cuda(...)`` is not a call site; the body of ``is_cuda_available()`` or
-            # ``is_rocm_available()`` is the vendor check itself
+            # ``is_rocm_available()`` is the vendor check itself; ``check_nvlink_connectivity``
+            # implements a feature only NVIDIA has
             self.ctx.backend_lines.append((node.lineno, node.end_lineno or node.lineno))
         # kw_defaults holds None for a keyword-only argument without a default.
         defaults = [d for d in node.args.kw_defaults if d is not None]
@@ -320,8 +332,14 @@ class Analyser(ast.NodeVisitor):
         ]
         outer = self.guard
         # ``if torch >= 2.3: torch.amp.X(...) else: torch.cuda.amp.X()``: the older arm
-        newer = newer_torch_arm(branches[0].test) if len(branches) == 2 else None
-        old_arm = None if newer is None else (1 if newer else 0)
+        # (also ``elif vendor: ... else: if torch >= 2.3: ... else: ...``, flattened into the
+        # chain as its last two branches)
+        last = len(branches) - 1
+        gate = branches[last - 1].test if last else None
+        newer = None
+        if gate is not None and (last == 1 or branches[last].test is None):
+            newer = newer_torch_arm(gate)
+        old_arm = None if newer is None else (last if newer else last - 1)
         for position, branch in enumerate(branches):
             covered = frozenset().union(
                 extra_handled, *(h for i, h in enumerate(handled) if i != position)
@@ -341,6 +359,22 @@ class Analyser(ast.NodeVisitor):
                 # ``if torch.cuda.is_available(): check_nvlink_connectivity()``: an NVIDIA
                 # feature gated on NVIDIA, correct by design
                 covered |= frozenset(self.vendors.markers)
+            if position == old_arm and _newer_twin(branch, branches[2 * last - 1 - position]):
+                # ``torch.amp.GradScaler(dev) if newer else torch.cuda.amp.GradScaler()``: the
+                # older torch has no generic form, and the newer arm already is one
+                covered |= frozenset(self.vendors.markers)
+            if polarity[position] == 1 and _builds_refusal(branch):
+                # ``if torch.cuda.is_initialized(): raise RuntimeError(...)``: a refusal only
+                # CUDA needs; elsewhere the test is False and the code goes on
+                covered |= frozenset(self.vendors.markers)
+            if branch.test is not None and _only_cleanup(branch):
+                # ``if backend == "nccl": atexit.register(destroy)``: cleanup that only the
+                # CUDA backend asks for; nothing to port
+                covered |= frozenset(self.vendors.markers)
+            if polarity[position] == 1 and _only_asserts(branch):
+                # ``if device_type == "cuda": assert torch.cuda.is_available()``: a check that
+                # only the CUDA path needs; skipping it elsewhere is correct
+                covered |= frozenset(self.vendors.markers)
             # A negated CUDA test (``if not torch.cuda.is_available()``) puts the next branch on
             # the CUDA path.
             cuda_only = polarity[position] == 1 or (position > 0 and polarity[position - 1] == -1)
@@ -348,6 +382,7 @@ class Analyser(ast.NodeVisitor):
             # sibling is a stand-in (``torch.cuda.synchronize if cuda else lambda: None``): info.
             logs = polarity[position] != 0 and (
                 _only_logs(branch)
+                or _only_calls(branch, NUMERIC_MODE_CALL)
                 or any(_stand_in(other) for other in branches if other is not branch)
             )
             if polarity[position] == 1 and branch.test is not None:
@@ -365,7 +400,12 @@ class Analyser(ast.NodeVisitor):
                 )
                 self.visit(branch.test)
             self.guard = outer.inside(
-                cuda_only, covered, only, old_torch=position == old_arm, info=logs
+                cuda_only,
+                covered,
+                only,
+                old_torch=position == old_arm,
+                info=logs,
+                restated=_tested_values(branch.test),
             )
             self.visit_many(branch.body)
         self.guard = outer
@@ -546,6 +586,53 @@ def _same_test(statement: ast.AST, node: ast.AST) -> bool:
     )
 
 
+#: Calls that only schedule or do teardown at exit.
+CLEANUP_CALLS = frozenset({"atexit.register", "dist.destroy_process_group"})
+
+
+def _only_cleanup(branch: Branch) -> bool:
+    """The branch only registers or runs teardown (``atexit.register(_destroy_group)``)."""
+    return bool(branch.body) and all(
+        isinstance(s, ast.Expr)
+        and isinstance(s.value, ast.Call)
+        and (
+            ast.unparse(s.value.func) in CLEANUP_CALLS
+            or ast.unparse(s.value.func).endswith("destroy_process_group")
+        )
+        for s in branch.body
+    )
+
+
+def _only_asserts(branch: Branch) -> bool:
+    """The branch only asserts (``assert not torch._C._cuda_isInBadFork()``)."""
+    return bool(branch.body) and all(isinstance(s, ast.Assert) for s in branch.body)
+
+
+def _tested_values(test: ast.expr | None) -> frozenset[str]:
+    """``self.backend == "nccl" and ...``, ``dev.type == "cuda"``: the strings the branch test
+    requires its subject to equal. A body that writes them again restates what was tested."""
+    if test is None:
+        return frozenset()
+    terms = test.values if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And) else [test]
+    found = set()
+    for term in terms:
+        if isinstance(term, ast.Compare) and len(term.ops) == 1 and isinstance(term.ops[0], ast.Eq):
+            for side in (term.left, term.comparators[0]):
+                if isinstance(side, ast.Constant) and isinstance(side.value, str) and side.value:
+                    found.add(side.value)
+    return frozenset(found)
+
+
+def _builds_refusal(branch: Branch) -> bool:
+    """The branch only composes a message and raises: no call runs before the ``raise``."""
+    body = branch.body
+    return (
+        bool(body)
+        and isinstance(body[-1], ast.Raise)
+        and not any(isinstance(n, ast.Call) for s in body[:-1] for n in walk(s))
+    )
+
+
 def _refuses(branch: Branch) -> bool:
     """``if device.type != "cuda": raise ...``: the branch refuses to run, it does not fall back."""
     return len(branch.body) == 1 and isinstance(branch.body[0], ast.Raise)
@@ -567,6 +654,19 @@ def _generic_twin(branch: Branch, other: Branch) -> bool:
             ):
                 return True
     return False
+
+
+def _newer_twin(older: Branch, newer: Branch) -> bool:
+    """The newer-torch arm makes a call of the same name through a module that names no CUDA
+    (``torch.amp.GradScaler`` for the older arm's ``torch.cuda.amp.GradScaler``)."""
+    calls = _calls_by_name(older)
+    twins = _calls_by_name(newer)
+    return any(
+        not CUDA_TEXT.search(ast.unparse(twin.func))
+        and any(CUDA_TEXT.search(ast.unparse(call.func)) for call in calls[name])
+        for name in calls.keys() & twins.keys()
+        for twin in twins[name]
+    )
 
 
 def _calls_by_name(branch: Branch) -> dict[str, list[ast.Call]]:
@@ -639,6 +739,8 @@ def _asks_for_feature(test: ast.expr | None) -> bool:
     return False
 
 
+#: A switch to a different numeric mode (TF32 matmuls): elsewhere only the numbers differ.
+NUMERIC_MODE_CALL = re.compile(r"^set_float32_matmul_precision$")
 LOG_CALL = re.compile(r"(?:print|debug|info|warning|warn|log|write)$")
 
 

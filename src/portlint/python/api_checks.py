@@ -97,8 +97,20 @@ def _report_torch_cuda(node: ast.AST, name: str, ctx: Context) -> None:
         parent = ctx.parents.get(id(node))
         call = parent if isinstance(parent, ast.Call) and parent.func is node else None
         fix = ctx.fixes.torch_cuda(node, entry, call)
-    severity = Severity.INFO if _in_skip_condition(node, ctx) else entry.severity
+    severity = entry.severity
+    if guard is not None and guard.cuda_only and _describes(member, ctx):
+        # ``if dev.type == "cuda": name = torch.cuda.get_device_name()`` for a printout
+        severity = Severity.INFO
+    if _in_skip_condition(node, ctx):
+        if _vendor_siblings(node, ctx):
+            return  # ``require_multi_gpu`` beside ``require_multi_xpu``: nothing to port
+        severity = Severity.INFO
     ctx.report(node, entry.rule, message, targets=entry.targets, severity=severity, fix=fix)
+
+
+def _describes(member: str, ctx: Context) -> bool:
+    """``get_device_name``: rules/torch_api.toml says the name only describes the device."""
+    return bool(torch_cuda_api(ctx.catalog).policy.get(member, {}).get("describes", False))
 
 
 #: Test decorators whose condition only decides whether a test runs.
@@ -116,6 +128,29 @@ def _in_skip_condition(node: ast.AST, ctx: Context) -> bool:
             if name in SKIP_CALLS:
                 return True
         current = ctx.parents.get(id(current))
+    return False
+
+
+#: The words of a function name that say it stands for the CUDA device.
+CUDA_NAME_WORDS = frozenset({"gpu", "cuda"})
+
+
+def _vendor_siblings(node: ast.AST, ctx: Context) -> bool:
+    """The function around ``node`` is named for CUDA (``require_multi_gpu``) and the module
+    defines the same function for another vendor (``require_multi_xpu``): a per-vendor helper."""
+    current = ctx.parents.get(id(node))
+    while current is not None and not isinstance(current, ast.FunctionDef | ast.AsyncFunctionDef):
+        current = ctx.parents.get(id(current))
+    if current is None:
+        return False
+    words = current.name.split("_")
+    vendors = [t for t, facts in ctx.catalog.target_facts().items() if facts.get("markers")]
+    for position, word in enumerate(words):
+        if word.lower() in CUDA_NAME_WORDS:
+            for vendor in vendors:
+                sibling = "_".join([*words[:position], vendor, *words[position + 1 :]])
+                if sibling in ctx.module_functions:
+                    return True
     return False
 
 

@@ -49,6 +49,12 @@ def vendor_words(catalog: Catalog) -> dict[str, str]:
     return {word: vendor for vendor, words in table.items() for word in words}
 
 
+def nvidia_feature_words(catalog: Catalog) -> tuple[str, ...]:
+    """Lower-case words that name an NVIDIA-only feature (``nvlink``, ``fa3``)."""
+    table = catalog.table("device").get("backend", {}).get("nvidia_features", {})
+    return tuple(word.lower() for word in table.get("words", ()))
+
+
 def vendor_of(name: str, words: dict[str, str]) -> str | None:
     """The vendor a name names, from its first vendor word (``CudaPlatformBase`` -> cuda)."""
     for word in WORD.findall(name):

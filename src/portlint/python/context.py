@@ -59,7 +59,11 @@ class Context:
     package_scopes: list[tuple[int, int, frozenset[str]]] = field(default_factory=list)
     #: Local name -> the cuDNN/TF32 switch its value was read from (``old = ...benchmark``).
     saved_switches: dict[str, str] = field(default_factory=dict)
+    #: Names of the functions defined at module level (per-vendor helpers name their siblings).
+    module_functions: frozenset[str] = frozenset()
     _reported: set[tuple[int, str]] = field(default_factory=set)
+    #: id(node) of the reports dropped because they restate their branch test.
+    _restated: set[int] = field(default_factory=set)
 
     def qualified_name(self, node: ast.AST) -> str | None:
         return self.resolver.qualified_name(node) if isinstance(node, ast.expr) else None
@@ -119,7 +123,9 @@ class Context:
             test_ids = {id(node) for node in walk(test)}
             body_ids = {id(node) for part in body for node in walk(part)}
             inside = [f for r, f in finished.values() if id(r.node) in body_ids]
-            if not inside or any(f.severity is not Severity.INFO for f in inside):
+            # a literal that restates the test counts as an info-level finding of the body
+            restated = not body_ids.isdisjoint(self._restated)
+            if not (inside or restated) or any(f.severity is not Severity.INFO for f in inside):
                 continue
             for key, (report, finding) in finished.items():
                 if id(report.node) in test_ids and finding.severity is not Severity.INFO:
@@ -129,6 +135,11 @@ class Context:
 
     def _finish(self, report: Report) -> Finding | None:
         guard = self.guards.get(id(report.node), NO_GUARD)
+        if guard.restated and _restates(
+            report.node, self.parents.get(id(report.node)), guard.restated
+        ):
+            self._restated.add(id(report.node))
+            return None
         targets = dict(report.targets)
         for target in targets:
             if target in guard.covered or (guard.only is not None and target not in guard.only):
@@ -160,3 +171,23 @@ class Context:
         span = report.span or self.span(report.node)
         symbol = self.index.text(span.line, span.column, span.end_line, span.end_column)
         return report.rule.finding(self.path, span, message, symbol, targets, severity, report.fix)
+
+
+def _restates(node: ast.AST, parent: ast.AST | None, tested: frozenset[str]) -> bool:
+    """``self.backend = "cuda:nccl,cpu:gloo"`` under ``if self.backend == "nccl":``, or
+    ``flag not in ("auto", "cuda")`` under ``if dev.type == "cuda":``: the literal stored or
+    compared says again what the enclosing test required, so the test is the site. A literal
+    used (``torch.device("cuda")``) is still reported."""
+    if isinstance(node, ast.Compare):
+        parts: list[ast.AST] = list(node.comparators)
+    elif isinstance(node, ast.Constant) and isinstance(parent, ast.Assign):
+        parts = [node]
+    else:
+        return False
+    for part in parts:
+        for inner in walk(part):
+            if isinstance(inner, ast.Constant) and isinstance(inner.value, str):
+                words = set(inner.value.replace(",", ":").split(":"))
+                if words & tested:
+                    return True
+    return False

@@ -51,6 +51,9 @@ class Guard:
     info: bool = False
     #: In a test that refuses to run elsewhere (``assert torch.cuda.is_available()``): error.
     refuses: bool = False
+    #: Strings an enclosing branch test required (``if dev.type == "cuda":``, ``if backend ==
+    #: "nccl":``): a literal that says them again restates the test, it is no new site.
+    restated: frozenset[str] = frozenset()
 
     def inside(
         self,
@@ -60,6 +63,7 @@ class Guard:
         old_torch: bool = False,
         info: bool = False,
         refuses: bool = False,
+        restated: frozenset[str] = frozenset(),
     ) -> Guard:
         if only is None:
             only = self.only
@@ -72,6 +76,7 @@ class Guard:
             self.old_torch or old_torch,
             self.info or info,
             self.refuses or refuses,
+            self.restated | restated,
         )
 
 
