@@ -28,7 +28,7 @@ from portlint.python import (
 )
 from portlint.python.backends import backend_finding, find_backends, vendor_words
 from portlint.python.context import Context
-from portlint.python.fixes import FixBuilder
+from portlint.python.fix_builder import FixBuilder
 from portlint.python.guards import (
     PREDICATE,
     Branch,
