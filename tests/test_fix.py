@@ -244,3 +244,15 @@ def test_fix_mode_alone_imports_libcst(tmp_path):
             [sys.executable, "-c", probe, *arguments], capture_output=True, text=True
         )
         assert done.stdout.splitlines()[-1] == imported
+
+
+def test_fix_mode_resolves_names_with_scope_metadata():
+    # Detection's small scope model takes a comprehension variable named torch for the module;
+    # fix mode's libcst scopes know better, so the site keeps its finding and gets no change.
+    text = "import torch\n\nrun_all = [torch.cuda.synchronize() for torch in ()]\n"
+    source = SourceFile("comprehension.py", text)
+    findings = lint_source(source, "python", Settings()).findings
+    assert [f.code for f in findings if f.fix] == ["PRT201"]
+    result = lint_source(source, "python", Settings(), FixPolicy(unsafe=True))
+    assert (result.fixed_text or text) == text
+    assert not result.fixes_applied

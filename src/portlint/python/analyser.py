@@ -33,7 +33,7 @@ from portlint.python.backends import (
     vendor_words,
 )
 from portlint.python.context import Context
-from portlint.python.fixes import FixBuilder
+from portlint.python.fix_builder import FixBuilder
 from portlint.python.guards import (
     PREDICATE,
     Branch,

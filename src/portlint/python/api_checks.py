@@ -5,8 +5,11 @@ from __future__ import annotations
 import ast
 import re
 
-from portlint.model import PORTABLE, Advice, Severity, Status
+from portlint.config import version_tuple
+from portlint.model import PORTABLE, Advice, Edit, Fix, Severity, Span, Status
 from portlint.python.context import Context
+from portlint.python.fixes import FixBase
+from portlint.python.guards import CUDA_CHECKS
 from portlint.python.torch_api import torch_cuda_api
 
 TF32_SWITCHES = frozenset(
@@ -218,3 +221,160 @@ def check_sm_comparison(node: ast.Compare, ctx: Context) -> None:
     for operand in (node.left, *node.comparators):
         if isinstance(operand, ast.Constant) and SM_STRING.match(str(operand.value)):
             ctx.report(operand, "PRT602", f"`{operand.value}` is an NVIDIA architecture name")
+
+
+# -- fixes ---------------------------------------------------------------------------------------
+# Beside the checks above and apart from them: how --fix rewrites what they report.
+
+
+class TorchCudaFixes(FixBase):
+    """Fixes of ``torch.cuda`` API findings (PRT201 and the rules of the same table): the
+    device-generic name, a guard for the CPU, or the CPU's answer."""
+
+    def torch_cuda(self, node: ast.expr, entry, call: ast.Call | None) -> Fix | None:
+        """``torch.cuda.X`` -> its device-generic form where ``min-torch`` has one.
+
+        Only calls (and bare decorators) are rewritten: a name that is stored to or read as a
+        value may be a monkeypatch (``torch.cuda.set_stream = patched``) or the saved original.
+        Calls that a CPU-only machine cannot make (``synchronize``, ``empty_cache``) are put
+        under a guard unless a CUDA check already guards them, and memory counters read 0
+        there, so the fixed code runs on every machine. A name that some device module lacks
+        (``get_device_name`` on ``torch.cpu``) gets its CPU answer from ``rules/fixes.toml``
+        or no fix.
+        """
+        if isinstance(getattr(node, "ctx", None), ast.Store | ast.Del) or self.left_alone(node):
+            return None
+        is_call = call is not None and call.func is node
+        if f"torch.cuda.{entry.name}" in CUDA_CHECKS and (
+            self._branch_keeps_cuda_calls(node) or self._asserts_cuda(node)
+        ):
+            return None  # ``torch.cuda.is_available() and torch.cuda.is_bf16_supported()``
+        if entry.generic and entry.since and self.min_torch >= version_tuple(entry.since):
+            generic = self.torch + entry.generic[len("torch") :]
+            if is_call and call.args and generic.rpartition(".")[2][:1].isupper():
+                # torch.Stream(device, *, priority), torch.Event(device, *, enable_timing...):
+                # the device-generic classes take other positional arguments.
+                return None
+            if entry.generic_args:
+                if not is_call:
+                    return self._decorator_generic(node, entry, generic)
+                edit = self._call_with_device_argument(call, generic, entry)
+                return self._fix([edit], f"use {generic}", unsafe=entry.unsafe)
+        else:
+            answer = self.table["module_cpu_answers"].get(entry.name)
+            if answer is not None and is_call:
+                text = answer.format(
+                    device=self.device,
+                    module=self._device_module(),
+                    arguments=self._call_arguments(call),
+                )
+                return self._fix([Edit(self.ctx.span(call), text)], f"use {self.device}")
+            generic = self._generic_module_name(entry)
+            if generic is None:
+                return self._missing_name(call, entry) if is_call else None
+        if not is_call:
+            return None
+        edits = self._cpu_guard(node, call, entry, generic)
+        if edits is None:
+            return None
+        uses_device = any(self.device in edit.content for edit in edits)
+        return self._fix(edits, f"use {generic}", unsafe=entry.unsafe, shared=uses_device)
+
+    def _cpu_condition(self) -> str:
+        """The test for "an accelerator is here": needs no device variable from torch 2.6."""
+        cpu = self.table["cpu"]
+        if self.uses_accelerator():
+            return cpu["accelerator_condition"].format(torch=self.torch)
+        return cpu["condition"].format(device=self.device)
+
+    def _cpu_guard(self, node: ast.expr, call: ast.Call, entry, generic: str) -> list[Edit]:
+        """The rename, and what keeps a CPU-only machine off the call where it needs that."""
+        rename = [Edit(self.ctx.span(node), generic)]
+        guard = self.ctx.guards.get(id(node))
+        if guard is not None and guard.cuda_only:
+            return rename
+        if entry.cpu_value is None and not entry.cpu_remove:
+            return rename
+        condition = self._cpu_condition()
+        call_text = generic + self._call_arguments(call)
+        if entry.cpu_value is not None:
+            text = f"({call_text} if {condition} else {entry.cpu_value})"
+            return [Edit(self.ctx.span(call), text)]
+        statement = self.parents.get(id(call))
+        if isinstance(statement, ast.Expr) and self._alone_on_its_lines(statement):
+            span = self.ctx.span(statement)
+            indent = self.ctx.index.line(span.line)[: span.column]
+            unit = "\t" if indent.startswith("\t") else "    "
+            text = f"if {condition}:{self.newline}{indent}{unit}"
+            return [Edit(Span(span.line, span.column, span.line, span.column), text), *rename]
+        # Where no statement can go (a one-line compound, ``a; b``, a lambda, a comprehension):
+        # the same guard as an expression.
+        return [Edit(self.ctx.span(call), f"({call_text} if {condition} else None)")]
+
+    def _call_arguments(self, call: ast.Call) -> str:
+        """``(...)`` of a call, as written."""
+        whole, func = self.ctx.span(call), self.ctx.span(call.func)
+        return self.ctx.index.text(func.end_line, func.end_column, whole.end_line, whole.end_column)
+
+    def _alone_on_its_lines(self, statement: ast.stmt) -> bool:
+        span = self.ctx.span(statement)
+        before = self.ctx.index.line(span.line)[: span.column]
+        after = self.ctx.index.line(span.end_line)[span.end_column :].strip()
+        parent = self.parents.get(id(statement))
+        if parent is not None and parent is not self.tree and hasattr(parent, "lineno"):
+            for field in ("body", "orelse", "finalbody", "handlers"):
+                siblings = getattr(parent, field, None)
+                if isinstance(siblings, list) and statement in siblings:
+                    header = self.ctx.span(parent).line
+                    if header == span.line and parent is not self.tree:
+                        return False  # ``if x: torch.cuda.synchronize()``
+        return not before.strip() and (not after or after.startswith("#"))
+
+    def _decorator_generic(self, node: ast.expr, entry, generic: str) -> Fix | None:
+        """A bare ``@torch.cuda.amp.custom_fwd`` decorator: give it the device argument."""
+        parent = self.parents.get(id(node))
+        if not isinstance(parent, ast.FunctionDef | ast.AsyncFunctionDef):
+            return None
+        replacement = f"{generic}({entry.generic_args}={self.device}.type)"
+        return self._fix([Edit(self.ctx.span(node), replacement)], f"use {generic}")
+
+    def _call_with_device_argument(self, call: ast.Call, generic: str, entry) -> Edit:
+        """``torch.cuda.amp.autocast(...)`` -> ``torch.amp.autocast(device_type=..., ...)``."""
+        arguments = self._call_arguments(call)
+        inner = arguments[1:-1]
+        text = f"{entry.generic_args}={self.device}.type"
+        if inner.strip():
+            text += ", " + inner.lstrip()
+        return Edit(self.ctx.span(call), f"{generic}({text})")
+
+    def _generic_module_name(self, entry) -> str | None:
+        """``torch.get_device_module(DEVICE).X`` for ``torch.cuda.X`` when every vendor module
+        and the CPU have ``X`` (or the CPU never reaches the call): otherwise the rewrite would
+        fail on a machine where the original failed less clearly."""
+        if entry.rule != "PRT201" or not entry.vendors:
+            return None
+        cpu_names = set(self.table["cpu"]["module_names"])
+        if set(entry.vendors) != {"npu", "mlu", "xpu", "mps"}:
+            return None
+        if entry.name not in cpu_names and entry.cpu_value is None and not entry.cpu_remove:
+            return None
+        return self._device_module() + f".{entry.name}"
+
+    def _device_module(self) -> str:
+        module = self.table["generic_module"]
+        recent = self.min_torch >= version_tuple(module["since"])
+        template = module["expression"] if recent else module["fallback_expression"]
+        return template.format(torch=self.torch, device=self.device)
+
+    def _missing_name(self, call: ast.Call, entry) -> Fix | None:
+        """A name some device module lacks: the device's own function where it has one, else
+        the CPU-safe answer of ``rules/fixes.toml`` [missing]. On NVIDIA the original runs."""
+        fallback = self.table["missing"].get(entry.name)
+        if fallback is None and entry.cpu_value is not None:
+            fallback = f"lambda *args, **kwargs: {entry.cpu_value}"
+        if fallback is None or entry.rule != "PRT201":
+            return None
+        answer = fallback.format(device=self.device, torch=self.torch)
+        text = f'getattr({self._device_module()}, "{entry.name}", {answer})'
+        text += self._call_arguments(call)
+        return self._fix([Edit(self.ctx.span(call), text)], f"use the device's {entry.name}")

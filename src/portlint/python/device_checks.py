@@ -6,8 +6,9 @@ import ast
 import re
 from dataclasses import dataclass, replace
 
-from portlint.model import PORTABLE, Advice, Span, Status
+from portlint.model import PORTABLE, Advice, Edit, Fix, Span, Status
 from portlint.python.context import Context
+from portlint.python.fixes import FixBase, _contains
 from portlint.python.torch_api import torch_cuda_api
 
 CUDA_DEVICE = re.compile(r"^cuda(:\d+)?$")
@@ -275,3 +276,145 @@ def check_device_type_comparison(node: ast.Compare, ctx: Context) -> None:
                 fix = ctx.fixes.device_type_comparison(node, element) if ctx.fixes else None
                 message = 'Device type compared with `"cuda"`'
                 ctx.report(element, "PRT104", message, targets=targets, fix=fix)
+
+
+# -- fixes ---------------------------------------------------------------------------------------
+# Beside the checks above and apart from them: how --fix rewrites what they report.
+
+
+class DeviceFixes(FixBase):
+    """Fixes of PRT101-PRT104: device strings and selections, ``.cuda()``, ``.is_cuda`` and
+    device-type comparisons."""
+
+    def device_literal(
+        self,
+        literal: ast.expr,
+        wants_type: bool,
+        via_variable: bool,
+        replace: ast.expr | None = None,
+    ) -> Fix | None:
+        """``"cuda"`` -> DEVICE (or DEVICE.type); ``"cuda:1"`` -> torch.device(DEVICE.type, 1);
+        ``f"cuda:{i}"`` -> ``f"{DEVICE.type}:{i}"``."""
+        if self.left_alone(literal):
+            return None
+        if self.layout.device_value is not None and _contains(self.layout.device_value, literal):
+            return self._fix((), f"choose {self.device} at run time")
+        kind = f"{self.device}.type"
+        if isinstance(literal, ast.Constant) and self._passed_to_other_code(literal):
+            wants_type = True
+        parent = self.parents.get(id(literal))
+        if (
+            isinstance(parent, ast.Call)
+            and parent.args
+            and parent.args[0] is literal
+            and self.ctx.qualified_name(parent.func) == "torch.device"
+            and (len(parent.args) > 1 or parent.keywords)
+        ):
+            wants_type = True  # torch.device("cuda", index=i): the type, then the index
+        if isinstance(literal, ast.Constant):
+            _, _, index = literal.value.partition(":")
+            if wants_type:
+                replacement = kind
+            elif index:
+                replacement = f"{self.torch}.device({kind}, {index})"
+            else:
+                replacement = self.device
+        elif isinstance(literal, ast.JoinedStr):
+            source = self.ctx.source(literal)
+            position = source.find("cuda")
+            replacement = source[:position] + "{" + kind + "}" + source[position + 4 :]
+        elif isinstance(literal, ast.BinOp) and isinstance(literal.left, ast.Constant):
+            left = self.ctx.source(literal.left)
+            right = self.ctx.source(literal)[len(left) :]
+            quote = left[-1]
+            replacement = f"f{quote}{{{kind}}}{literal.left.value[4:]}{quote}{right}"
+        else:
+            return None
+        edit = Edit(self.ctx.span(replace or literal), replacement)
+        return self._fix([edit], f"use {self.device}", unsafe=via_variable)
+
+    def selection(self, expression: ast.expr, wants_type: bool, unsafe: bool = False) -> Fix | None:
+        """``"cuda" if torch.cuda.is_available() else "cpu"`` (or torch.device of it) -> DEVICE."""
+        if self.left_alone(expression):
+            return None
+        if self.layout.device_value is not None and _contains(self.layout.device_value, expression):
+            return self._fix((), f"choose {self.device} at run time")
+        if isinstance(expression, ast.IfExp) and isinstance(expression.body, ast.Constant):
+            wants_type = True  # the value was a string; it stays one
+        wants_type = wants_type or self._passed_to_other_code(expression)
+        replacement = f"{self.device}.type" if wants_type else self.device
+        edit = Edit(self.ctx.span(expression), replacement)
+        return self._fix([edit], f"use {self.device}", unsafe=unsafe)
+
+    def _passed_to_other_code(self, value: ast.expr) -> bool:
+        """A device string passed to a function that is not torch's (``Preprocessor(device=
+        "cuda")``): it may compare or print it, so it keeps getting a string."""
+        parent = self.parents.get(id(value))
+        if isinstance(parent, ast.keyword):
+            parent = self.parents.get(id(parent))
+        if not isinstance(parent, ast.Call):
+            return False
+        name = self.ctx.qualified_name(parent.func) or ""
+        is_method = isinstance(parent.func, ast.Attribute) and not name
+        return not name.startswith("torch") and not is_method
+
+    def cuda_method(self, call: ast.Call, tail: Span) -> Fix | None:
+        """``.cuda()`` -> ``.to(DEVICE)``, keeping ``non_blocking=``; ``.cuda(i)`` -> an index.
+
+        Not ``super().cuda(...)`` nor anything inside a ``def cuda`` override: there ``cuda`` is
+        the class's own method, and its argument may already be a ``torch.device``.
+        """
+        owner = call.func.value if isinstance(call.func, ast.Attribute) else None
+        if (
+            isinstance(owner, ast.Call)
+            and isinstance(owner.func, ast.Name)
+            and owner.func.id == "super"
+        ) or self.left_alone(call):
+            return None
+        arguments = [self.ctx.source(a) for a in call.args]
+        keywords = {k.arg: self.ctx.source(k.value) for k in call.keywords if k.arg}
+        if any(k.arg is None for k in call.keywords) or len(arguments) > 1:
+            return None
+        index = arguments[0] if arguments else keywords.pop("device", None)
+        target = (
+            self.device if index is None else f"{self.torch}.device({self.device}.type, {index})"
+        )
+        extra = "".join(f", {name}={value}" for name, value in keywords.items())
+        # ``.cuda(i)`` takes an index or a device: torch.device(type, i) only takes the index.
+        unsafe = index is not None and not (index.isdigit() or index.isidentifier())
+        unsafe = unsafe or (index is not None and "device" in index.lower())
+        edit = Edit(tail, f".to({target}{extra})")
+        return self._fix([edit], f".to({self.device})", unsafe=unsafe)
+
+    def is_cuda(self, node: ast.Attribute, parenthesise: bool) -> Fix | None:
+        """``x.is_cuda`` -> ``x.device.type == DEVICE.type != "cpu"``: on NVIDIA the same answer,
+        on another accelerator "on the chosen accelerator", and False on the CPU as before. In
+        an ``assert`` (a "must be on the device" check) -> ``x.device.type == DEVICE.type``, which
+        holds on a CPU-only machine too. ``platform.is_cuda()`` (a method that only shares the
+        name) is left alone."""
+        parent = self.parents.get(id(node))
+        if isinstance(parent, ast.Call) and parent.func is node:
+            return None
+        if self.left_alone(node):
+            return None
+        if not isinstance(parent, ast.Assert) and self._branch_keeps_cuda_calls(node):
+            return None
+        test = f"{self.ctx.source(node.value)}.device.type == {self.device}.type"
+        if not isinstance(parent, ast.Assert):
+            # A branch on ``x.is_cuda`` holds code for the accelerator: the CPU still skips it.
+            test += ' != "cpu"'
+        if parenthesise:
+            test = f"({test})"
+        return self._fix([Edit(self.ctx.span(node), test)], f"compare with {self.device}.type")
+
+    def device_type_comparison(self, compare: ast.Compare, literal: ast.Constant) -> Fix | None:
+        """``t == "cuda"`` -> ``t == DEVICE.type``: the same on NVIDIA, and on another machine
+        its own accelerator. Not when the branch still makes CUDA-only calls (they would now run
+        on the other accelerator) or when sibling branches test for other vendors."""
+        if self.left_alone(compare) or self._branch_keeps_cuda_calls(compare):
+            return None
+        direct = literal is compare.left or any(literal is c for c in compare.comparators)
+        if direct and any(isinstance(op, ast.In | ast.NotIn) for op in compare.ops):
+            return None  # ``"cuda" in device``: a substring test on a configured string
+        edit = Edit(self.ctx.span(literal), f"{self.device}.type")
+        return self._fix([edit], f"compare with {self.device}.type")

@@ -5,8 +5,11 @@ from __future__ import annotations
 import ast
 import re
 
+from portlint.config import version_tuple
+from portlint.model import Edit, Fix
 from portlint.python.context import Context
 from portlint.python.device_checks import flowing_values
+from portlint.python.fixes import FixBase
 
 #: Function name -> does its first positional argument take the backend?
 BACKEND_CALLS = {
@@ -120,3 +123,26 @@ def _selects_a_number(node: ast.Compare, ctx: Context) -> bool:
         isinstance(arm, ast.Constant) and isinstance(arm.value, int | float)
         for arm in (parent.body, parent.orelse)
     )
+
+
+# -- fixes ---------------------------------------------------------------------------------------
+# Beside the checks above and apart from them: how --fix rewrites what they report.
+
+
+class BackendFixes(FixBase):
+    """Fixes of PRT301: a hard-coded NCCL backend becomes the device's default backend."""
+
+    def backend(self, literal: ast.Constant, via_variable: bool) -> Fix | None:
+        """``"nccl"`` -> the default backend of the module's device."""
+        if literal.value != "nccl" or self.left_alone(literal):
+            return None  # "cpu:gloo,cuda:nccl" and other mixes: no automatic answer
+        table = self.table["backend"]
+        if self.min_torch >= version_tuple(table["api_since"]):
+            distributed = self.layout.distributed_name or f"{self.torch}.distributed"
+            replacement = table["api_expression"].format(
+                distributed=distributed, device=self.device
+            )
+        else:
+            replacement = table["mapping_expression"].format(device=self.device)
+        edit = Edit(self.ctx.span(literal), replacement)
+        return self._fix([edit], "use the device's default backend", unsafe=via_variable)

@@ -1,7 +1,11 @@
 """Fixes for Python findings: rewrite CUDA device handling into device-generic code.
 
-Detection runs on ``ast``; this module decides, per finding, whether a fix is right and what it
-writes. A *script* (a ``__main__`` block, a shebang, ``__main__.py``) gets one device, chosen at
+Detection runs on ``ast``; the fix builder decides, per finding, whether a fix is right and what it
+writes. This module holds what all fixes share (``FixBase``: the module's layout and device, the
+edits every device-using fix needs, where no fix may go); each rule family's own fixes live
+beside its check (``DeviceFixes`` in ``device_checks``, ``TorchCudaFixes`` in ``api_checks``,
+``BackendFixes`` in ``distributed_checks``), and ``portlint.python.fix_builder`` combines them.
+A *script* (a ``__main__`` block, a shebang, ``__main__.py``) gets one device, chosen at
 run time and named once after all its imports (``DEVICE``, or its own ``device = ...`` variable).
 A *library* module never gets a module-level device variable: importing it must not touch the
 accelerator (a later ``import torch_npu`` registers Ascend), so its fixes use an existing device
@@ -192,8 +196,12 @@ def layout_of(tree: ast.Module, is_device_selection, script: bool) -> ModuleLayo
     )
 
 
-class FixBuilder:
-    """Builds the fixes of one module. Returns None wherever a fix would not be right."""
+class FixBase:
+    """What the fixes of one module share: the module's layout and device, the edits every
+    device-using fix needs, and where no fix may go. Each rule family's fixes live beside its
+    check (``DeviceFixes`` in device_checks, ``TorchCudaFixes`` in api_checks, ``BackendFixes``
+    in distributed_checks); ``portlint.python.fix_builder.FixBuilder`` combines them. Their
+    methods return None wherever a fix would not be right."""
 
     def __init__(self, ctx, tree: ast.Module, min_torch: str, newline: str) -> None:
         self.ctx = ctx
@@ -367,7 +375,15 @@ class FixBuilder:
         rest = self.ctx.index.line(span.end_line)[span.end_column :].lstrip()
         return rest.startswith("=") and not rest.startswith("==")
 
-    # -- fixes ----------------------------------------------------------------------------------
+    # -- fixes (each rule family's own are defined beside its check) ---------------------------
+
+    def torch_cuda(self, node: ast.expr, entry, call: ast.Call | None) -> Fix | None:
+        raise NotImplementedError  # TorchCudaFixes, in api_checks
+
+    def cuda_method(self, call: ast.Call, tail: Span) -> Fix | None:
+        raise NotImplementedError  # DeviceFixes, in device_checks
+
+    # -- building a fix ------------------------------------------------------------------------
 
     def _fix(
         self, edits, description: str, unsafe: bool = False, shared: bool = True
@@ -385,139 +401,6 @@ class FixBuilder:
         all_edits += imports
         applicability = Applicability.UNSAFE if unsafe else Applicability.SAFE
         return Fix(applicability, all_edits, description)
-
-    def device_literal(
-        self,
-        literal: ast.expr,
-        wants_type: bool,
-        via_variable: bool,
-        replace: ast.expr | None = None,
-    ) -> Fix | None:
-        """``"cuda"`` -> DEVICE (or DEVICE.type); ``"cuda:1"`` -> torch.device(DEVICE.type, 1);
-        ``f"cuda:{i}"`` -> ``f"{DEVICE.type}:{i}"``."""
-        if self.left_alone(literal):
-            return None
-        if self.layout.device_value is not None and _contains(self.layout.device_value, literal):
-            return self._fix((), f"choose {self.device} at run time")
-        kind = f"{self.device}.type"
-        if isinstance(literal, ast.Constant) and self._passed_to_other_code(literal):
-            wants_type = True
-        parent = self.parents.get(id(literal))
-        if (
-            isinstance(parent, ast.Call)
-            and parent.args
-            and parent.args[0] is literal
-            and self.ctx.qualified_name(parent.func) == "torch.device"
-            and (len(parent.args) > 1 or parent.keywords)
-        ):
-            wants_type = True  # torch.device("cuda", index=i): the type, then the index
-        if isinstance(literal, ast.Constant):
-            _, _, index = literal.value.partition(":")
-            if wants_type:
-                replacement = kind
-            elif index:
-                replacement = f"{self.torch}.device({kind}, {index})"
-            else:
-                replacement = self.device
-        elif isinstance(literal, ast.JoinedStr):
-            source = self.ctx.source(literal)
-            position = source.find("cuda")
-            replacement = source[:position] + "{" + kind + "}" + source[position + 4 :]
-        elif isinstance(literal, ast.BinOp) and isinstance(literal.left, ast.Constant):
-            left = self.ctx.source(literal.left)
-            right = self.ctx.source(literal)[len(left) :]
-            quote = left[-1]
-            replacement = f"f{quote}{{{kind}}}{literal.left.value[4:]}{quote}{right}"
-        else:
-            return None
-        edit = Edit(self.ctx.span(replace or literal), replacement)
-        return self._fix([edit], f"use {self.device}", unsafe=via_variable)
-
-    def selection(self, expression: ast.expr, wants_type: bool, unsafe: bool = False) -> Fix | None:
-        """``"cuda" if torch.cuda.is_available() else "cpu"`` (or torch.device of it) -> DEVICE."""
-        if self.left_alone(expression):
-            return None
-        if self.layout.device_value is not None and _contains(self.layout.device_value, expression):
-            return self._fix((), f"choose {self.device} at run time")
-        if isinstance(expression, ast.IfExp) and isinstance(expression.body, ast.Constant):
-            wants_type = True  # the value was a string; it stays one
-        wants_type = wants_type or self._passed_to_other_code(expression)
-        replacement = f"{self.device}.type" if wants_type else self.device
-        edit = Edit(self.ctx.span(expression), replacement)
-        return self._fix([edit], f"use {self.device}", unsafe=unsafe)
-
-    def _passed_to_other_code(self, value: ast.expr) -> bool:
-        """A device string passed to a function that is not torch's (``Preprocessor(device=
-        "cuda")``): it may compare or print it, so it keeps getting a string."""
-        parent = self.parents.get(id(value))
-        if isinstance(parent, ast.keyword):
-            parent = self.parents.get(id(parent))
-        if not isinstance(parent, ast.Call):
-            return False
-        name = self.ctx.qualified_name(parent.func) or ""
-        is_method = isinstance(parent.func, ast.Attribute) and not name
-        return not name.startswith("torch") and not is_method
-
-    def cuda_method(self, call: ast.Call, tail: Span) -> Fix | None:
-        """``.cuda()`` -> ``.to(DEVICE)``, keeping ``non_blocking=``; ``.cuda(i)`` -> an index.
-
-        Not ``super().cuda(...)`` nor anything inside a ``def cuda`` override: there ``cuda`` is
-        the class's own method, and its argument may already be a ``torch.device``.
-        """
-        owner = call.func.value if isinstance(call.func, ast.Attribute) else None
-        if (
-            isinstance(owner, ast.Call)
-            and isinstance(owner.func, ast.Name)
-            and owner.func.id == "super"
-        ) or self.left_alone(call):
-            return None
-        arguments = [self.ctx.source(a) for a in call.args]
-        keywords = {k.arg: self.ctx.source(k.value) for k in call.keywords if k.arg}
-        if any(k.arg is None for k in call.keywords) or len(arguments) > 1:
-            return None
-        index = arguments[0] if arguments else keywords.pop("device", None)
-        target = (
-            self.device if index is None else f"{self.torch}.device({self.device}.type, {index})"
-        )
-        extra = "".join(f", {name}={value}" for name, value in keywords.items())
-        # ``.cuda(i)`` takes an index or a device: torch.device(type, i) only takes the index.
-        unsafe = index is not None and not (index.isdigit() or index.isidentifier())
-        unsafe = unsafe or (index is not None and "device" in index.lower())
-        edit = Edit(tail, f".to({target}{extra})")
-        return self._fix([edit], f".to({self.device})", unsafe=unsafe)
-
-    def is_cuda(self, node: ast.Attribute, parenthesise: bool) -> Fix | None:
-        """``x.is_cuda`` -> ``x.device.type == DEVICE.type != "cpu"``: on NVIDIA the same answer,
-        on another accelerator "on the chosen accelerator", and False on the CPU as before. In
-        an ``assert`` (a "must be on the device" check) -> ``x.device.type == DEVICE.type``, which
-        holds on a CPU-only machine too. ``platform.is_cuda()`` (a method that only shares the
-        name) is left alone."""
-        parent = self.parents.get(id(node))
-        if isinstance(parent, ast.Call) and parent.func is node:
-            return None
-        if self.left_alone(node):
-            return None
-        if not isinstance(parent, ast.Assert) and self._branch_keeps_cuda_calls(node):
-            return None
-        test = f"{self.ctx.source(node.value)}.device.type == {self.device}.type"
-        if not isinstance(parent, ast.Assert):
-            # A branch on ``x.is_cuda`` holds code for the accelerator: the CPU still skips it.
-            test += ' != "cpu"'
-        if parenthesise:
-            test = f"({test})"
-        return self._fix([Edit(self.ctx.span(node), test)], f"compare with {self.device}.type")
-
-    def device_type_comparison(self, compare: ast.Compare, literal: ast.Constant) -> Fix | None:
-        """``t == "cuda"`` -> ``t == DEVICE.type``: the same on NVIDIA, and on another machine
-        its own accelerator. Not when the branch still makes CUDA-only calls (they would now run
-        on the other accelerator) or when sibling branches test for other vendors."""
-        if self.left_alone(compare) or self._branch_keeps_cuda_calls(compare):
-            return None
-        direct = literal is compare.left or any(literal is c for c in compare.comparators)
-        if direct and any(isinstance(op, ast.In | ast.NotIn) for op in compare.ops):
-            return None  # ``"cuda" in device``: a substring test on a configured string
-        edit = Edit(self.ctx.span(literal), f"{self.device}.type")
-        return self._fix([edit], f"compare with {self.device}.type")
 
     def _branch_keeps_cuda_calls(self, test: ast.expr) -> bool:
         """True when ``test`` is (part of) a condition whose guarded code keeps CUDA-only calls
@@ -633,169 +516,6 @@ class FixBuilder:
         else:
             return node.attr != "cuda" and not name.startswith("torch.cuda")
         return fix is not None and fix.applicability is Applicability.SAFE
-
-    def torch_cuda(self, node: ast.expr, entry, call: ast.Call | None) -> Fix | None:
-        """``torch.cuda.X`` -> its device-generic form where ``min-torch`` has one.
-
-        Only calls (and bare decorators) are rewritten: a name that is stored to or read as a
-        value may be a monkeypatch (``torch.cuda.set_stream = patched``) or the saved original.
-        Calls that a CPU-only machine cannot make (``synchronize``, ``empty_cache``) are put
-        under a guard unless a CUDA check already guards them, and memory counters read 0
-        there, so the fixed code runs on every machine. A name that some device module lacks
-        (``get_device_name`` on ``torch.cpu``) gets its CPU answer from ``rules/fixes.toml``
-        or no fix.
-        """
-        if isinstance(getattr(node, "ctx", None), ast.Store | ast.Del) or self.left_alone(node):
-            return None
-        is_call = call is not None and call.func is node
-        if f"torch.cuda.{entry.name}" in CUDA_CHECKS and (
-            self._branch_keeps_cuda_calls(node) or self._asserts_cuda(node)
-        ):
-            return None  # ``torch.cuda.is_available() and torch.cuda.is_bf16_supported()``
-        if entry.generic and entry.since and self.min_torch >= version_tuple(entry.since):
-            generic = self.torch + entry.generic[len("torch") :]
-            if is_call and call.args and generic.rpartition(".")[2][:1].isupper():
-                # torch.Stream(device, *, priority), torch.Event(device, *, enable_timing...):
-                # the device-generic classes take other positional arguments.
-                return None
-            if entry.generic_args:
-                if not is_call:
-                    return self._decorator_generic(node, entry, generic)
-                edit = self._call_with_device_argument(call, generic, entry)
-                return self._fix([edit], f"use {generic}", unsafe=entry.unsafe)
-        else:
-            answer = self.table["module_cpu_answers"].get(entry.name)
-            if answer is not None and is_call:
-                text = answer.format(
-                    device=self.device,
-                    module=self._device_module(),
-                    arguments=self._call_arguments(call),
-                )
-                return self._fix([Edit(self.ctx.span(call), text)], f"use {self.device}")
-            generic = self._generic_module_name(entry)
-            if generic is None:
-                return self._missing_name(call, entry) if is_call else None
-        if not is_call:
-            return None
-        edits = self._cpu_guard(node, call, entry, generic)
-        if edits is None:
-            return None
-        uses_device = any(self.device in edit.content for edit in edits)
-        return self._fix(edits, f"use {generic}", unsafe=entry.unsafe, shared=uses_device)
-
-    def _cpu_condition(self) -> str:
-        """The test for "an accelerator is here": needs no device variable from torch 2.6."""
-        cpu = self.table["cpu"]
-        if self.uses_accelerator():
-            return cpu["accelerator_condition"].format(torch=self.torch)
-        return cpu["condition"].format(device=self.device)
-
-    def _cpu_guard(self, node: ast.expr, call: ast.Call, entry, generic: str) -> list[Edit]:
-        """The rename, and what keeps a CPU-only machine off the call where it needs that."""
-        rename = [Edit(self.ctx.span(node), generic)]
-        guard = self.ctx.guards.get(id(node))
-        if guard is not None and guard.cuda_only:
-            return rename
-        if entry.cpu_value is None and not entry.cpu_remove:
-            return rename
-        condition = self._cpu_condition()
-        call_text = generic + self._call_arguments(call)
-        if entry.cpu_value is not None:
-            text = f"({call_text} if {condition} else {entry.cpu_value})"
-            return [Edit(self.ctx.span(call), text)]
-        statement = self.parents.get(id(call))
-        if isinstance(statement, ast.Expr) and self._alone_on_its_lines(statement):
-            span = self.ctx.span(statement)
-            indent = self.ctx.index.line(span.line)[: span.column]
-            unit = "\t" if indent.startswith("\t") else "    "
-            text = f"if {condition}:{self.newline}{indent}{unit}"
-            return [Edit(Span(span.line, span.column, span.line, span.column), text), *rename]
-        # Where no statement can go (a one-line compound, ``a; b``, a lambda, a comprehension):
-        # the same guard as an expression.
-        return [Edit(self.ctx.span(call), f"({call_text} if {condition} else None)")]
-
-    def _call_arguments(self, call: ast.Call) -> str:
-        """``(...)`` of a call, as written."""
-        whole, func = self.ctx.span(call), self.ctx.span(call.func)
-        return self.ctx.index.text(func.end_line, func.end_column, whole.end_line, whole.end_column)
-
-    def _alone_on_its_lines(self, statement: ast.stmt) -> bool:
-        span = self.ctx.span(statement)
-        before = self.ctx.index.line(span.line)[: span.column]
-        after = self.ctx.index.line(span.end_line)[span.end_column :].strip()
-        parent = self.parents.get(id(statement))
-        if parent is not None and parent is not self.tree and hasattr(parent, "lineno"):
-            for field in ("body", "orelse", "finalbody", "handlers"):
-                siblings = getattr(parent, field, None)
-                if isinstance(siblings, list) and statement in siblings:
-                    header = self.ctx.span(parent).line
-                    if header == span.line and parent is not self.tree:
-                        return False  # ``if x: torch.cuda.synchronize()``
-        return not before.strip() and (not after or after.startswith("#"))
-
-    def _decorator_generic(self, node: ast.expr, entry, generic: str) -> Fix | None:
-        """A bare ``@torch.cuda.amp.custom_fwd`` decorator: give it the device argument."""
-        parent = self.parents.get(id(node))
-        if not isinstance(parent, ast.FunctionDef | ast.AsyncFunctionDef):
-            return None
-        replacement = f"{generic}({entry.generic_args}={self.device}.type)"
-        return self._fix([Edit(self.ctx.span(node), replacement)], f"use {generic}")
-
-    def _call_with_device_argument(self, call: ast.Call, generic: str, entry) -> Edit:
-        """``torch.cuda.amp.autocast(...)`` -> ``torch.amp.autocast(device_type=..., ...)``."""
-        arguments = self._call_arguments(call)
-        inner = arguments[1:-1]
-        text = f"{entry.generic_args}={self.device}.type"
-        if inner.strip():
-            text += ", " + inner.lstrip()
-        return Edit(self.ctx.span(call), f"{generic}({text})")
-
-    def _generic_module_name(self, entry) -> str | None:
-        """``torch.get_device_module(DEVICE).X`` for ``torch.cuda.X`` when every vendor module
-        and the CPU have ``X`` (or the CPU never reaches the call): otherwise the rewrite would
-        fail on a machine where the original failed less clearly."""
-        if entry.rule != "PRT201" or not entry.vendors:
-            return None
-        cpu_names = set(self.table["cpu"]["module_names"])
-        if set(entry.vendors) != {"npu", "mlu", "xpu", "mps"}:
-            return None
-        if entry.name not in cpu_names and entry.cpu_value is None and not entry.cpu_remove:
-            return None
-        return self._device_module() + f".{entry.name}"
-
-    def _device_module(self) -> str:
-        module = self.table["generic_module"]
-        recent = self.min_torch >= version_tuple(module["since"])
-        template = module["expression"] if recent else module["fallback_expression"]
-        return template.format(torch=self.torch, device=self.device)
-
-    def _missing_name(self, call: ast.Call, entry) -> Fix | None:
-        """A name some device module lacks: the device's own function where it has one, else
-        the CPU-safe answer of ``rules/fixes.toml`` [missing]. On NVIDIA the original runs."""
-        fallback = self.table["missing"].get(entry.name)
-        if fallback is None and entry.cpu_value is not None:
-            fallback = f"lambda *args, **kwargs: {entry.cpu_value}"
-        if fallback is None or entry.rule != "PRT201":
-            return None
-        answer = fallback.format(device=self.device, torch=self.torch)
-        text = f'getattr({self._device_module()}, "{entry.name}", {answer})'
-        text += self._call_arguments(call)
-        return self._fix([Edit(self.ctx.span(call), text)], f"use the device's {entry.name}")
-
-    def backend(self, literal: ast.Constant, via_variable: bool) -> Fix | None:
-        """``"nccl"`` -> the default backend of the module's device."""
-        if literal.value != "nccl" or self.left_alone(literal):
-            return None  # "cpu:gloo,cuda:nccl" and other mixes: no automatic answer
-        table = self.table["backend"]
-        if self.min_torch >= version_tuple(table["api_since"]):
-            distributed = self.layout.distributed_name or f"{self.torch}.distributed"
-            replacement = table["api_expression"].format(
-                distributed=distributed, device=self.device
-            )
-        else:
-            replacement = table["mapping_expression"].format(device=self.device)
-        edit = Edit(self.ctx.span(literal), replacement)
-        return self._fix([edit], "use the device's default backend", unsafe=via_variable)
 
 
 def _called_name(call: ast.Call) -> str:

@@ -1,11 +1,19 @@
-"""After fixes: drop the torch.cuda imports the fixes made unused, and check the result parses."""
+"""After fixes: drop the torch.cuda imports the fixes made unused, and check the result parses.
+
+The imports are judged with libcst's scope metadata and removed with its codemod
+``RemoveImportsVisitor``, so a name counts as used only where it resolves to the import (a local
+of the same name does not keep it), and an import that shares its statement with others loses
+only its own names. Only fix mode loads this module's libcst parts.
+"""
 
 from __future__ import annotations
 
 import ast
 import re
+from typing import TYPE_CHECKING
 
-from portlint.textindex import LINE_BREAK
+if TYPE_CHECKING:
+    import libcst as cst
 
 CUDA_MODULES = re.compile(r"^torch\.cuda(\.|$)")
 
@@ -19,56 +27,61 @@ def syntax_error(text: str) -> str | None:
     return None
 
 
-def _cuda_import_aliases(tree: ast.Module) -> dict[str, ast.ImportFrom]:
-    """Local names bound by ``from torch.cuda... import X`` or ``from torch import cuda``."""
-    found = {}
-    for node in ast.walk(tree):
-        if isinstance(node, ast.ImportFrom) and node.module and not node.level:
-            for alias in node.names:
-                if CUDA_MODULES.match(node.module) or (
-                    node.module == "torch" and alias.name == "cuda"
-                ):
-                    found[alias.asname or alias.name] = node
-    return found
+def _dotted(node: cst.BaseExpression) -> str:
+    import libcst as cst
+
+    if isinstance(node, cst.Attribute):
+        return f"{_dotted(node.value)}.{node.attr.value}"
+    return node.value if isinstance(node, cst.Name) else ""
 
 
-def _used_names(tree: ast.Module) -> set[str]:
-    return {node.id for node in ast.walk(tree) if isinstance(node, ast.Name)}
+def _cuda_import_bindings(module: cst.Module) -> set[tuple[str, str, str | None]]:
+    """``(module, name, asname)`` of each name that ``from torch.cuda... import X`` or
+    ``from torch import cuda`` binds, and whether the module uses it: the used ones."""
+    import libcst as cst
+    from libcst.metadata import MetadataWrapper, ScopeProvider
+
+    wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
+    scopes = wrapper.resolve(ScopeProvider)
+    used: set[tuple[str, str, str | None]] = set()
+    for node, scope in scopes.items():
+        if not isinstance(node, cst.ImportFrom) or node.relative or node.module is None:
+            continue
+        if isinstance(node.names, cst.ImportStar) or scope is None:
+            continue
+        dotted = _dotted(node.module)
+        for alias in node.names:
+            name = _dotted(alias.name)
+            if not (CUDA_MODULES.match(dotted) or (dotted == "torch" and name == "cuda")):
+                continue
+            asname = _dotted(alias.asname.name) if alias.asname else None
+            bound = asname or name
+            if any(
+                assignment.node is node and assignment.references
+                for assignment in scope.assignments[bound]
+            ):
+                used.add((dotted, name, asname))
+    return used
 
 
 def tidy_after_fix(original: str, fixed: str) -> str:
     """Remove torch.cuda imports that the original used and the fixed text no longer does."""
+    if "cuda" not in fixed:
+        return fixed
+    import libcst as cst
+    from libcst.codemod import CodemodContext
+    from libcst.codemod.visitors import RemoveImportsVisitor
+    from libcst.metadata import MetadataWrapper
+
     try:
-        before, after = ast.parse(original), ast.parse(fixed)
-    except SyntaxError:
+        before, after = cst.parse_module(original), cst.parse_module(fixed)
+    except (cst.ParserSyntaxError, RecursionError):
         return fixed
-    used_before, used_after = _used_names(before), _used_names(after)
-    unused: dict[ast.ImportFrom, set[str]] = {}
-    for name, statement in _cuda_import_aliases(after).items():
-        if name in used_before and name not in used_after:
-            unused.setdefault(statement, set()).add(name)
-    if not unused:
+    used_before = _cuda_import_bindings(before)
+    if not used_before:
         return fixed
-    lines = LINE_BREAK.split(fixed)
-    endings = [m.group(0) for m in LINE_BREAK.finditer(fixed)] + [""]
-    # Bottom-up, so earlier line numbers stay valid.
-    for statement in sorted(unused, key=lambda s: s.lineno, reverse=True):
-        _drop_aliases(statement, unused[statement], lines, endings)
-    return "".join(line + ending for line, ending in zip(lines, endings, strict=True))
-
-
-def _drop_aliases(statement: ast.ImportFrom, names: set[str], lines, endings) -> None:
-    first, last = statement.lineno - 1, (statement.end_lineno or statement.lineno) - 1
-    prefix = lines[first][: statement.col_offset]
-    suffix = lines[last][statement.end_col_offset :]
-    if prefix.strip() or suffix.strip():
-        return  # shares its line with other code: leave it
-    kept = [a for a in statement.names if (a.asname or a.name) not in names]
-    if not kept:
-        del lines[first : last + 1]
-        del endings[first : last + 1]
-        return
-    if first != last:
-        return  # a parenthesised multi-line import: rewriting it could lose comments
-    rendered = ", ".join(a.name + (f" as {a.asname}" if a.asname else "") for a in kept)
-    lines[first] = f"{prefix}from {statement.module} import {rendered}"
+    wrapper = MetadataWrapper(after, unsafe_skip_copy=True)
+    context = CodemodContext(wrapper=wrapper)
+    for module_name, name, asname in sorted(used_before, key=str):
+        RemoveImportsVisitor.remove_unused_import(context, module_name, name, asname)
+    return wrapper.visit(RemoveImportsVisitor(context)).code

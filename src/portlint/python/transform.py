@@ -20,12 +20,21 @@ from __future__ import annotations
 
 import ast
 import functools
+import re
 import sys
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 import libcst as cst
-from libcst.metadata import MetadataWrapper, PositionProvider
+from libcst.metadata import (
+    Assignment,
+    ImportAssignment,
+    MetadataWrapper,
+    PositionProvider,
+    QualifiedNameProvider,
+    QualifiedNameSource,
+    ScopeProvider,
+)
 
 from portlint.fix import FixPolicy
 from portlint.model import Edit, Finding, Span
@@ -101,6 +110,103 @@ def _preorder(node: cst.CSTNode) -> Iterable[cst.CSTNode]:
         current = stack.pop()
         yield current
         stack.extend(reversed(current.children))
+
+
+TORCH_NAME = re.compile(r"(?<![\w.])torch\b(?!\s*=[^=])")
+
+
+class Bindings:
+    """What names mean at each fixed site, from libcst's scope and qualified-name metadata: the
+    one binding model of fix mode. A fix is applied only where the names it rests on mean torch:
+
+    - a site written through an import (``torch.cuda.x``, ``tc.x`` after ``import torch.cuda as
+      tc``, ``sync`` after ``from torch.cuda import synchronize as sync``) must resolve to
+      ``torch``; a parameter or local of the same name does not;
+    - generated code that names ``torch`` needs ``torch`` bound to the torch module where it
+      lands (an optional ``try: import torch`` / ``except ImportError: torch = None`` counts and
+      stays optional), or an ``import torch`` that the fix itself adds at module level.
+    """
+
+    def __init__(self, wrapper: MetadataWrapper, index: NodeIndex) -> None:
+        self.index = index
+        self.scopes = wrapper.resolve(ScopeProvider)
+        self.qualified = wrapper.resolve(QualifiedNameProvider)
+
+    def resolves(self, finding: Finding) -> bool:
+        assert finding.fix is not None
+        site = self.index.expression_at(finding.span)
+        if site is not None and not self._site_means_torch(site):
+            return False
+        adds_import = any(
+            _is_insertion(e) and e.content.startswith("import torch") for e in finding.fix.edits
+        )
+        for edit in finding.fix.edits:
+            if _is_insertion(edit) or not TORCH_NAME.search(edit.content):
+                continue
+            node = self._node_of(edit)
+            if node is not None and not self._torch_bound_at(node, adds_import):
+                return False
+        return True
+
+    def _node_of(self, edit: Edit) -> cst.CSTNode | None:
+        if _is_guard(edit):
+            return self.index.statement_line_at(edit.span.line, edit.span.column)
+        node = self.index.expression_at(edit.span)
+        if node is None:
+            owner = self.index.tail_owner(edit.span)
+            node = owner[0] if owner else None
+        return node
+
+    def _site_means_torch(self, site: cst.CSTNode) -> bool:
+        """A name or dotted name bound by an import must resolve to torch."""
+        if not isinstance(site, cst.Name | cst.Attribute):
+            return True
+        value = self.qualified.get(site)
+        names = value() if callable(value) else value or set()  # computed lazily
+        imported = [q for q in names if q.source is QualifiedNameSource.IMPORT]
+        if not imported:
+            # ``torch.x`` with ``torch`` a local or parameter is not torch.
+            return not _leftmost_is_bound_locally(site, self.scopes)
+        return any(q.name == "torch" or q.name.startswith("torch.") for q in imported)
+
+    def _torch_bound_at(self, node: cst.CSTNode, adds_import: bool) -> bool:
+        scope = self.scopes.get(node)
+        if scope is None:
+            return True
+        assignments = list(scope["torch"])
+        if not assignments:
+            return adds_import
+        return any(_imports_torch(a) for a in assignments)
+
+
+def _leftmost_is_bound_locally(site: cst.BaseExpression, scopes) -> bool:
+    while isinstance(site, cst.Attribute):
+        site = site.value
+    if not isinstance(site, cst.Name) or site.value != "torch":
+        return False
+    scope = scopes.get(site)
+    if scope is None:
+        return False
+    return any(
+        isinstance(a, Assignment) and not isinstance(a, ImportAssignment) for a in scope[site.value]
+    )
+
+
+def _imports_torch(assignment) -> bool:
+    """An import that binds its name to the torch package (``import torch``, ``import
+    torch.cuda``, ``import torch as torch``)."""
+    if not isinstance(assignment, ImportAssignment):
+        return False
+    statement = assignment.node
+    if not isinstance(statement, cst.Import):
+        return False
+    for alias in statement.names:
+        name, asname = alias.evaluated_name, alias.evaluated_alias
+        if asname is None and (name == "torch" or name.startswith("torch.")):
+            return True
+        if asname == "torch" and name == "torch":
+            return True
+    return False
 
 
 def _is_insertion(edit: Edit) -> bool:
@@ -383,6 +489,9 @@ def apply_python_fixes(
         return text, []
     planner = Planner(index, text)
     candidates = [f for f in findings if policy.allows(f.fix)]
+    if candidates:
+        bindings = Bindings(wrapper, index)
+        candidates = [f for f in candidates if bindings.resolves(f)]
     # Outer sites before the sites inside them, so nesting is judged from the outside.
     candidates.sort(
         key=lambda f: (f.span.line, f.span.column, -f.span.end_line, -f.span.end_column)
