@@ -44,7 +44,7 @@ class Context:
     reports: list[Report] = field(default_factory=list)
     #: id(node) -> its parent node; recorded while walking.
     parents: dict[int, ast.AST] = field(default_factory=dict)
-    #: Builds fixes for this module (``portlint.python.fixes.FixBuilder``); set before the walk.
+    #: Builds fixes for this module (``python.fix_builder.FixBuilder``); set before the walk.
     fixes: Any = None
     #: (first, last) lines of the CUDA and ROCm backends in the file (PRT105) and of ``def cuda``
     #: overrides: nothing inside them is reported.
