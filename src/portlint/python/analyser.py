@@ -46,7 +46,12 @@ from portlint.python.guards import (
     newer_torch_arm,
     only_targets,
 )
-from portlint.python.names import function_locals, import_bindings
+from portlint.python.names import (
+    class_locals,
+    comprehension_locals,
+    function_locals,
+    import_bindings,
+)
 from portlint.python.newer_syntax import syntax_error_note
 from portlint.python.package_checks import package_scope
 from portlint.python.relevance import CANDIDATE_TEXT, Relevance
@@ -203,7 +208,11 @@ class Analyser(ast.NodeVisitor):
 
     def visit_ClassDef(self, node: ast.ClassDef) -> None:
         self._package_scope(node)
-        self.generic_visit(node)
+        self.visit_many([*node.bases, *node.keywords])
+        self.ctx.resolver.push(class_locals(node))
+        self.visit_many(node.body)
+        self.ctx.resolver.pop()
+        self.visit_many(node.decorator_list)
 
     def _is_predicate(self, name: str) -> bool:
         """``is_cuda_available``, ``is_rocm_available``: a function that names a vendor."""
@@ -237,6 +246,25 @@ class Analyser(ast.NodeVisitor):
         self.ctx.resolver.push(function_locals(node))
         self.visit(node.body)
         self.ctx.resolver.pop()
+
+    def visit_ListComp(
+        self, node: ast.ListComp | ast.SetComp | ast.DictComp | ast.GeneratorExp
+    ) -> None:
+        """``[torch.cuda for torch in objs]``: the loop names hide outer names inside the
+        comprehension only; its first iterable is evaluated outside it."""
+        first, *others = node.generators
+        self.visit(first.iter)
+        self.ctx.resolver.push(comprehension_locals(node))
+        self.visit_many([first.target, *first.ifs])
+        for generator in others:
+            self.visit_many([generator.target, generator.iter, *generator.ifs])
+        if isinstance(node, ast.DictComp):
+            self.visit_many([node.key, node.value])
+        else:
+            self.visit(node.elt)
+        self.ctx.resolver.pop()
+
+    visit_SetComp = visit_GeneratorExp = visit_DictComp = visit_ListComp
 
     def visit_Assign(self, node: ast.Assign) -> None:
         self.visit(node.value)
