@@ -38,6 +38,7 @@ from portlint.python.guards import (
     PREDICATE,
     Branch,
     Guard,
+    MultiDevice,
     Vendors,
     cuda_polarity,
     handled_targets,
@@ -98,6 +99,9 @@ class Analyser(ast.NodeVisitor):
             for target, facts in ctx.catalog.target_facts().items()
         }
         self.vendors = Vendors(markers, vendor_words(ctx.catalog))
+        self.multi_device = MultiDevice.from_facts(
+            ctx.catalog.target_facts(), ctx.catalog.table("targets").get("multi_device", {})
+        )
         self.feature_words = nvidia_feature_words(ctx.catalog)
 
     # -- the walk --------------------------------------------------------------------------------
@@ -340,6 +344,8 @@ class Analyser(ast.NodeVisitor):
         if gate is not None and (last == 1 or branches[last].test is None):
             newer = newer_torch_arm(gate)
         old_arm = None if newer is None else (last if newer else last - 1)
+        for branch in branches:
+            self._package_test_scope(branch)
         for position, branch in enumerate(branches):
             covered = frozenset().union(
                 extra_handled, *(h for i, h in enumerate(handled) if i != position)
@@ -363,6 +369,10 @@ class Analyser(ast.NodeVisitor):
                 # ``torch.amp.GradScaler(dev) if newer else torch.cuda.amp.GradScaler()``: the
                 # older torch has no generic form, and the newer arm already is one
                 covered |= frozenset(self.vendors.markers)
+            if self.multi_device.concerns(branch):
+                # ``elif torch.cuda.is_available(): backend = "nccl"``: a single-device target
+                # has no collective backend, no visible-devices mask, never a second device
+                covered |= self.multi_device.single
             if polarity[position] == 1 and _builds_refusal(branch):
                 # ``if torch.cuda.is_initialized(): raise RuntimeError(...)``: a refusal only
                 # CUDA needs; elsewhere the test is False and the code goes on
@@ -409,6 +419,28 @@ class Analyser(ast.NodeVisitor):
             )
             self.visit_many(branch.body)
         self.guard = outer
+
+    def _package_test_scope(self, branch: Branch) -> None:
+        """``if type(p).__name__ in ["Int8Params", "Params4bit"] and dev.type in ("cuda",
+        "xpu"):``: a branch whose test names a CUDA-only package, or a class only that package
+        defines, runs only where the package does (a negated test is the other way round)."""
+        test = branch.test
+        if test is None or not branch.body:
+            return
+        words = []
+        for node in walk(test):
+            if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
+                return
+            if isinstance(node, ast.Constant) and isinstance(node.value, str):
+                words.append(node.value)
+            elif isinstance(node, ast.Name | ast.Attribute):
+                words.append(node.id if isinstance(node, ast.Name) else node.attr)
+        for word in words:
+            absent = package_scope(word, self.ctx.catalog)
+            if absent:
+                last = max(n.end_lineno or n.lineno for n in branch.body)
+                self.ctx.package_scopes.append((test.lineno, last, absent))
+                return
 
     def _may_report(self, branch: Branch) -> bool:
         """The branch has a line that can hold a finding (what a generic twin would cover)."""

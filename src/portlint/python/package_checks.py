@@ -137,10 +137,11 @@ WORD = re.compile(r"[a-z0-9]+")
 
 def package_names(package: str, catalog: Catalog) -> set[str]:
     """Lower-case names a test may use for a package: its module, without underscores, and the
-    aliases rules/packages.toml gives it (bitsandbytes: bnb)."""
+    aliases and class names rules/packages.toml gives it (bitsandbytes: bnb, Int8Params)."""
     top = package.split(".")[0]
     row = catalog.table("packages").get("package", {}).get(package, {})
-    return {top, top.replace("_", ""), *row.get("aliases", ())}
+    names = [n.lower() for n in row.get("names", ())]
+    return {top, top.replace("_", ""), *row.get("aliases", ()), *names}
 
 
 def check_extension_call(node: ast.Call, ctx: Context) -> None:
