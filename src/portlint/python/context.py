@@ -62,8 +62,6 @@ class Context:
     #: Names of the functions defined at module level (per-vendor helpers name their siblings).
     module_functions: frozenset[str] = frozenset()
     _reported: set[tuple[int, str]] = field(default_factory=set)
-    #: id(node) of the reports dropped because they restate their branch test.
-    _restated: set[int] = field(default_factory=set)
 
     def qualified_name(self, node: ast.AST) -> str | None:
         return self.resolver.qualified_name(node) if isinstance(node, ast.expr) else None
@@ -123,9 +121,10 @@ class Context:
             test_ids = {id(node) for node in walk(test)}
             body_ids = {id(node) for part in body for node in walk(part)}
             inside = [f for r, f in finished.values() if id(r.node) in body_ids]
-            # a literal that restates the test counts as an info-level finding of the body
-            restated = not body_ids.isdisjoint(self._restated)
-            if not (inside or restated) or any(f.severity is not Severity.INFO for f in inside):
+            # A literal that restates the test is no finding of the body: a branch that only
+            # stores it (``self.accelerator = "cuda"``) keeps its test's severity, since the
+            # other targets skip that setting.
+            if not inside or any(f.severity is not Severity.INFO for f in inside):
                 continue
             for key, (report, finding) in finished.items():
                 if id(report.node) in test_ids and finding.severity is not Severity.INFO:
@@ -135,10 +134,7 @@ class Context:
 
     def _finish(self, report: Report) -> Finding | None:
         guard = self.guards.get(id(report.node), NO_GUARD)
-        if guard.restated and _restates(
-            report.node, self.parents.get(id(report.node)), guard.restated
-        ):
-            self._restated.add(id(report.node))
+        if guard.restated and _restates(report.node, self.parents, guard.restated):
             return None
         targets = dict(report.targets)
         for target in targets:
@@ -173,14 +169,19 @@ class Context:
         return report.rule.finding(self.path, span, message, symbol, targets, severity, report.fix)
 
 
-def _restates(node: ast.AST, parent: ast.AST | None, tested: frozenset[str]) -> bool:
+def _restates(node: ast.AST, parents: Mapping[int, ast.AST], tested: frozenset[str]) -> bool:
     """``self.backend = "cuda:nccl,cpu:gloo"`` under ``if self.backend == "nccl":``, or
     ``flag not in ("auto", "cuda")`` under ``if dev.type == "cuda":``: the literal stored or
     compared says again what the enclosing test required, so the test is the site. A literal
     used (``torch.device("cuda")``) is still reported."""
+    parent = parents.get(id(node))
+    if isinstance(parent, ast.Tuple | ast.List | ast.Set):  # ``flag in ("auto", "cuda")``
+        listed = isinstance(parents.get(id(parent)), ast.Compare)
+    else:
+        listed = False
     if isinstance(node, ast.Compare):
         parts: list[ast.AST] = list(node.comparators)
-    elif isinstance(node, ast.Constant) and isinstance(parent, ast.Assign):
+    elif isinstance(node, ast.Constant) and (isinstance(parent, ast.Assign) or listed):
         parts = [node]
     else:
         return False
