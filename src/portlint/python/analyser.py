@@ -40,6 +40,7 @@ from portlint.python.guards import (
     Guard,
     MultiDevice,
     Vendors,
+    admits_cuda,
     cuda_polarity,
     handled_targets,
     if_chain,
@@ -344,6 +345,7 @@ class Analyser(ast.NodeVisitor):
         if gate is not None and (last == 1 or branches[last].test is None):
             newer = newer_torch_arm(gate)
         old_arm = None if newer is None else (last if newer else last - 1)
+        refused_else = last > 0 and branches[last].test is None and _refuses(branches[last])
         for branch in branches:
             self._package_test_scope(branch)
         for position, branch in enumerate(branches):
@@ -399,11 +401,14 @@ class Analyser(ast.NodeVisitor):
                 self.ctx.cuda_branches.append((branch.test, branch.body))
             if branch.test is not None:
                 # The CUDA check itself is CUDA-only detection: False on every other vendor,
-                # unless the branch refuses to run (``if device.type != "cuda": raise``).
-                refuses = _refuses(branch)
+                # unless the branch refuses to run (``if device.type != "cuda": raise``), or
+                # the chain's final ``else`` does (``if dev == "cuda": ... else: raise``).
+                refuses = _refuses(branch) or (
+                    refused_else and admits_cuda(branch.test, resolve, flags)
+                )
                 detection = polarity[position] != 0 and not refuses
                 self.guard = outer.inside(
-                    cuda_only or detection,
+                    (cuda_only and not refuses) or detection,
                     covered,
                     info=logs,
                     refuses=refuses,

@@ -247,6 +247,14 @@ def cuda_polarity(test: ast.expr, resolve: Resolve, cuda_flags: set[str]) -> int
     return 1 if _is_cuda_check(test, resolve) else 0
 
 
+def admits_cuda(test: ast.expr, resolve: Resolve, cuda_flags: set[str]) -> bool:
+    """The test holds on CUDA: a CUDA test, or one arm of an ``or`` is
+    (``accelerator == "cuda" or accelerator == "mps"``)."""
+    if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.Or):
+        return any(admits_cuda(value, resolve, cuda_flags) for value in test.values)
+    return cuda_polarity(test, resolve, cuda_flags) == 1
+
+
 def _is_cuda_check(expr: ast.expr, resolve: Resolve) -> bool:
     target = expr.func if isinstance(expr, ast.Call) else expr
     if isinstance(target, ast.Attribute) and target.attr == "is_cuda":
