@@ -59,6 +59,11 @@ class Context:
     package_scopes: list[tuple[int, int, frozenset[str]]] = field(default_factory=list)
     #: Local name -> the cuDNN/TF32 switch its value was read from (``old = ...benchmark``).
     saved_switches: dict[str, str] = field(default_factory=dict)
+    #: id(node) -> (id of its module-level statement, switch) for a write that restores a saved
+    #: switch; and the same pairs for the other writes. A restore is reported only where nothing
+    #: else in its module-level function or class changes its switch.
+    switch_restores: dict[int, tuple[int, str]] = field(default_factory=dict)
+    switch_changes: set[tuple[int, str]] = field(default_factory=set)
     #: Names of the functions defined at module level (per-vendor helpers name their siblings).
     module_functions: frozenset[str] = frozenset()
     _reported: set[tuple[int, str]] = field(default_factory=set)
@@ -133,6 +138,8 @@ class Context:
                     finished[key] = (report, quiet)
 
     def _finish(self, report: Report) -> Finding | None:
+        if self.switch_restores.get(id(report.node)) in self.switch_changes:
+            return None  # the change of the switch is the site, not its restore
         guard = self.guards.get(id(report.node), NO_GUARD)
         if guard.restated and _restates(report.node, self.parents, guard.restated):
             return None
