@@ -28,13 +28,22 @@ DEVICE_FIRST_ARGUMENT = frozenset(
         "torch.Event",
     }
 )
-#: Keyword arguments that take a device, a device type or a list of devices.
+#: Keyword arguments that take a device, a device type or a list of devices; ``accelerator=``
+#: is the accelerator name of Lightning's ``Trainer`` and ``Fabric`` (``"cuda"``, ``"mps"``).
 DEVICE_KEYWORDS = frozenset(
-    {"device", "device_type", "map_location", "device_ids", "output_device", "devices"}
+    {
+        "device",
+        "device_type",
+        "map_location",
+        "device_ids",
+        "output_device",
+        "devices",
+        "accelerator",
+    }
 )
 #: Positions that want a device type string ("cuda"), not a torch.device.
 TYPE_FIRST_ARGUMENT = frozenset({"torch.autocast", "torch.amp.autocast", "torch.amp.GradScaler"})
-TYPE_KEYWORDS = frozenset({"device_type"})
+TYPE_KEYWORDS = frozenset({"device_type", "accelerator"})
 #: How many assignments deep a device string is followed through variables.
 FLOW_DEPTH = 3
 #: Targets with one device, whose advice has no index to keep ("mps", "cpu").
