@@ -32,9 +32,10 @@ from portlint.python.backends import (
     nvidia_feature_words,
     vendor_words,
 )
-from portlint.python.context import Context
+from portlint.python.context import LOG_CALL, Context
 from portlint.python.fix_builder import FixBuilder
 from portlint.python.guards import (
+    CUDA_DEVICE_TEXT,
     PREDICATE,
     Branch,
     Guard,
@@ -244,12 +245,58 @@ class Analyser(ast.NodeVisitor):
         self.ctx.resolver.pop()
 
     def visit_Assign(self, node: ast.Assign) -> None:
-        self.visit(node.value)
+        if self._only_printed(node):
+            # ``device = torch.device("cuda" if ... else "cpu")`` then only ``print(device)``:
+            # the choice places no work, it is only described
+            outer = self.guard
+            self.guard = outer.inside(False, frozenset(self.vendors.markers))
+            self.visit(node.value)
+            self.guard = outer
+        else:
+            self.visit(node.value)
         self._record_assignment(node.targets, node.value)
         self.visit_many(node.targets)
         for target in node.targets:  # args.dist_backend = "nccl"; self.device = "cuda"
             if isinstance(target, ast.Attribute):
                 self._record_attribute(target.attr, node.value)
+
+    def _only_printed(self, node: ast.Assign) -> bool:
+        """The statement gives a local name a device choice (a value with a ``"cuda"`` string:
+        ``torch.device("cuda" if ... else "cpu")``), and every use of the name in the function
+        is inside a print or log call. (A value read from the device, such as a memory counter,
+        is still reported: elsewhere it prints a different number.)"""
+        if not (len(node.targets) == 1 and isinstance(node.targets[0], ast.Name)):
+            return False
+        value = node.value
+        if not any(
+            isinstance(n, ast.Constant)
+            and isinstance(n.value, str)
+            and CUDA_DEVICE_TEXT.fullmatch(n.value)
+            for n in walk(value)
+        ):
+            return False
+        scope = next(
+            (
+                s
+                for s in reversed(self.stack)
+                if isinstance(s, ast.FunctionDef | ast.AsyncFunctionDef)
+            ),
+            None,
+        )
+        if scope is None:
+            return False
+        name = node.targets[0].id
+        printed: set[int] = set()
+        for call in walk(scope):
+            if isinstance(call, ast.Call) and LOG_CALL.search(_call_name(call) or ""):
+                for part in [*call.args, *call.keywords]:
+                    printed.update(id(n) for n in walk(part))
+        uses = [
+            n
+            for n in walk(scope)
+            if isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Load)
+        ]
+        return bool(uses) and all(id(n) in printed for n in uses)
 
     def _record_attribute(self, attribute: str, value: ast.expr) -> None:
         if self.relevance.has_candidate(value.lineno, value.end_lineno or value.lineno):
@@ -575,6 +622,11 @@ def _argument_destination(call: ast.Call) -> str | None:
     return chosen.lstrip("-").replace("-", "_") or None
 
 
+def _call_name(call: ast.Call) -> str | None:
+    func = call.func
+    return func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", None)
+
+
 def _is_true(node: ast.expr) -> bool:
     return isinstance(node, ast.Constant) and node.value is True
 
@@ -778,7 +830,6 @@ def _asks_for_feature(test: ast.expr | None) -> bool:
 
 #: A switch to a different numeric mode (TF32 matmuls): elsewhere only the numbers differ.
 NUMERIC_MODE_CALL = re.compile(r"^set_float32_matmul_precision$")
-LOG_CALL = re.compile(r"(?:print|debug|info|warning|warn|log|write)$")
 
 
 def _only_calls(branch: Branch, pattern: re.Pattern[str]) -> bool:

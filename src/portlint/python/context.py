@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -15,6 +16,8 @@ from portlint.python.tree import walk
 from portlint.textindex import LineIndex
 
 GUARDED_NOTE = "only on the CUDA path: {targets} skip it and silently run on the CPU"
+#: Calls that print or log: ``print``, ``logger.info``, ``sys.stderr.write``.
+LOG_CALL = re.compile(r"(?:print|debug|info|warning|warn|log|write)$")
 
 
 @dataclass
@@ -105,6 +108,19 @@ class Context:
         rule = self.catalog.rules[code]
         chosen = targets if targets is not None else rule.targets
         self.reports.append(Report(node, rule, message, chosen, severity, fix, span))
+
+    def in_log_call(self, node: ast.AST) -> bool:
+        """The node is part of what a print or log call is given
+        (``logger.info("was {}".format(os.environ["NCCL_SOCKET_IFNAME"]))``)."""
+        child, current = node, self.parents.get(id(node))
+        while current is not None and not isinstance(current, ast.stmt):
+            if isinstance(current, ast.Call) and current.func is not child:
+                func = current.func
+                name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+                if LOG_CALL.search(name):
+                    return True
+            child, current = current, self.parents.get(id(current))
+        return False
 
     def in_backend(self, node: ast.AST) -> bool:
         line = getattr(node, "lineno", 0)
