@@ -176,11 +176,13 @@ class Analyser(ast.NodeVisitor):
         override = node.name == "cuda" and isinstance(self.stack[-2], ast.ClassDef)
         lower = node.name.lower()
         feature = any(word in lower for word in self.feature_words)
-        if override or feature or self._is_predicate(node.name):
+        helper = self._vendor_helper(node)
+        if override or feature or helper or self._is_predicate(node.name):
             # an override of ``.cuda()``: its body is the CUDA implementation, and its
             # ``super().cuda(...)`` is not a call site; the body of ``is_cuda_available()`` or
             # ``is_rocm_available()`` is the vendor check itself; ``check_nvlink_connectivity``
-            # implements a feature only NVIDIA has
+            # implements a feature only NVIDIA has; ``_check_nvidia_connectivity`` beside
+            # ``_check_amd_connectivity`` is the NVIDIA arm of a per-vendor helper
             self.ctx.backend_lines.append((node.lineno, node.end_lineno or node.lineno))
         # kw_defaults holds None for a keyword-only argument without a default.
         defaults = [d for d in node.args.kw_defaults if d is not None]
@@ -201,6 +203,25 @@ class Analyser(ast.NodeVisitor):
         self.ctx.resolver.pop()
 
     visit_AsyncFunctionDef = visit_FunctionDef
+
+    def _vendor_helper(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+        """The function is named for CUDA (``_check_nvidia_connectivity``) and its module or
+        class defines the same function for another accelerator target
+        (``_check_amd_connectivity``, ``_check_npu_connectivity``)."""
+        block = getattr(self.stack[-2], "body", [])
+        names = {s.name for s in block if isinstance(s, ast.FunctionDef | ast.AsyncFunctionDef)}
+        words = node.name.split("_")
+        others = [
+            word
+            for word, vendor in self.vendors.words.items()
+            if vendor in self.vendors.markers and vendor != "cpu"
+        ]
+        for position, word in enumerate(words):
+            if self.vendors.words.get(word.lower()) == "cuda":
+                for other in others:
+                    if "_".join([*words[:position], other, *words[position + 1 :]]) in names:
+                        return True
+        return False
 
     def _package_scope(self, node: ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) -> None:
         absent = package_scope(node.name, self.ctx.catalog)
