@@ -70,6 +70,24 @@ def check_import(node: ast.Import | ast.ImportFrom, ctx: Context) -> None:
         elif checked:
             message += " (imported behind an availability check)"
         ctx.report(alias, "PRT501", message, targets=table[package], severity=severity)
+        _scope_after_local_import(node, ctx, table[package])
+
+
+def _scope_after_local_import(node: ast.AST, ctx: Context, advice: dict[str, Advice]) -> None:
+    """``if dtype == torch.uint8: import bitsandbytes as bnb; ...; weight.cuda()``: what follows
+    a local import of a CUDA-only package in its block runs only where the package does, so the
+    targets without a build of it are none of its concern. (A module-level import is left
+    alone: the import itself is the site of the whole file.)"""
+    absent = frozenset(t for t, a in advice.items() if a.status is Status.UNSUPPORTED)
+    parent = ctx.parents.get(id(node))
+    if not absent or parent is None or isinstance(parent, ast.Module):
+        return
+    for field in ("body", "orelse", "finalbody"):
+        block = getattr(parent, field, None)
+        if isinstance(block, list) and node in block:
+            last = block[-1]
+            ctx.package_scopes.append((node.lineno, last.end_lineno or last.lineno, absent))
+            return
 
 
 def _for_type_checking(node: ast.AST, ctx: Context) -> bool:
