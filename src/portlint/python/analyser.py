@@ -463,6 +463,7 @@ class Analyser(ast.NodeVisitor):
             logs = polarity[position] != 0 and (
                 _only_logs(branch)
                 or _only_calls(branch, NUMERIC_MODE_CALL)
+                or _fills_index(branch)
                 or any(_stand_in(other) for other in branches if other is not branch)
             )
             if polarity[position] == 1 and branch.test is not None:
@@ -865,6 +866,27 @@ def _only_calls(branch: Branch, pattern: re.Pattern[str]) -> bool:
         if not pattern.search(name):
             return False
     return True
+
+
+def _fills_index(branch: Branch) -> bool:
+    """``if device.type == "cuda" and device.index is None: return torch.device(f"cuda:{i}")``:
+    the branch only gives a device without an index the current one; elsewhere the device keeps
+    no index, a value merely different (info)."""
+    test = branch.test
+    if not (isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And)):
+        return False
+    asks_index = any(
+        isinstance(term, ast.Compare)
+        and isinstance(term.left, ast.Attribute)
+        and term.left.attr == "index"
+        and isinstance(term.ops[0], ast.Is)
+        and isinstance(term.comparators[0], ast.Constant)
+        and term.comparators[0].value is None
+        for term in test.values
+    )
+    return (
+        asks_index and len(branch.body) == 1 and isinstance(branch.body[0], ast.Return | ast.Assign)
+    )
 
 
 def _stand_in(branch: Branch) -> bool:
