@@ -443,6 +443,10 @@ class Analyser(ast.NodeVisitor):
                 # ``elif torch.cuda.is_available(): backend = "nccl"``: a single-device target
                 # has no collective backend, no visible-devices mask, never a second device
                 covered |= self.multi_device.single
+            if polarity[position] == 1 and statement and _refines(branch, self._after()):
+                # ``if torch.cuda.is_available(): return "bf16" if supported else "16"`` then
+                # ``return "bf16"``: the other targets get the CUDA arm's own best answer
+                covered |= frozenset(self.vendors.markers)
             if polarity[position] == 1 and _builds_refusal(branch):
                 # ``if torch.cuda.is_initialized(): raise RuntimeError(...)``: a refusal only
                 # CUDA needs; elsewhere the test is False and the code goes on
@@ -515,6 +519,17 @@ class Analyser(ast.NodeVisitor):
                 last = max(n.end_lineno or n.lineno for n in branch.body)
                 self.ctx.package_scopes.append((test.lineno, last, absent))
                 return
+
+    def _after(self) -> list[ast.AST]:
+        """The statements after the one being visited, in its block."""
+        if len(self.stack) < 2:
+            return []
+        node, parent = self.stack[-1], self.stack[-2]
+        for field in ("body", "orelse", "finalbody"):
+            block = getattr(parent, field, None)
+            if isinstance(block, list) and node in block:
+                return block[block.index(node) + 1 :]
+        return []
 
     def _may_report(self, branch: Branch) -> bool:
         """The branch has a line that can hold a finding (what a generic twin would cover)."""
@@ -866,6 +881,28 @@ def _only_calls(branch: Branch, pattern: re.Pattern[str]) -> bool:
         if not pattern.search(name):
             return False
     return True
+
+
+def _refines(branch: Branch, after: list[ast.AST]) -> bool:
+    """The branch only returns values (through nested ``if``s), and the statement after it
+    returns one of them without computing anything: the CUDA arm refines an answer that every
+    other target gets as it is."""
+    if branch.test is None or not after or not isinstance(after[0], ast.Return):
+        return False
+    fallback = after[0].value
+    if fallback is None or any(isinstance(n, ast.Call) for n in walk(fallback)):
+        return False
+    returns = []
+    pending = list(branch.body)
+    while pending:
+        statement = pending.pop()
+        if isinstance(statement, ast.If):
+            pending += [*statement.body, *statement.orelse]
+        elif isinstance(statement, ast.Return) and statement.value is not None:
+            returns.append(ast.dump(statement.value))
+        else:
+            return False
+    return ast.dump(fallback) in returns
 
 
 def _fills_index(branch: Branch) -> bool:
