@@ -397,6 +397,8 @@ class Analyser(ast.NodeVisitor):
         # Early-return siblings (``if cuda: return ...`` then ``if xpu: return ...``) count as
         # branches of this chain for what they handle.
         extra = self._early_return_siblings(branches) if statement else []
+        if statement:
+            extra += self._vendor_run(branches)
         # A branch handles a target when its test or its body names that target's API or device.
         handled = [self._handled(b) for b in branches]
         extra_handled = frozenset().union(*(self._handled(b) for b in extra))
@@ -583,6 +585,42 @@ class Analyser(ast.NodeVisitor):
             siblings.append(Branch(None, list(block[end:])))
         return siblings
 
+    def _vendor_run(self, branches: list[Branch]) -> list[Branch]:
+        """``if is_xpu_available(): ...`` then ``if is_mlu_available(): ...`` then ``if
+        is_cuda_available(): ...``: a run of ``if`` statements that each start with a vendor
+        test is one dispatch written without ``elif``; the others' branches are siblings."""
+        if len(self.stack) < 2 or not self._vendor_if(self.stack[-1]):
+            return []
+        node = self.stack[-1]
+        block = _block_of(node, self.stack[-2])
+        if not block:
+            return []
+        index = block.index(node)
+        start = index
+        while start > 0 and self._vendor_if(block[start - 1]):
+            start -= 1
+        end = index + 1
+        while end < len(block) and self._vendor_if(block[end]):
+            end += 1
+        return [
+            branch
+            for statement in block[start:end]
+            if statement is not node
+            for branch in if_chain(statement)
+            if branch.test is not None and self._vendor_test(branch.test)
+        ]
+
+    def _vendor_if(self, statement: ast.AST) -> bool:
+        """An ``if`` whose first test is a vendor predicate or a CUDA test."""
+        return isinstance(statement, ast.If) and self._vendor_test(statement.test)
+
+    def _vendor_test(self, test: ast.expr) -> bool:
+        resolve = self.ctx.qualified_name
+        return (
+            only_targets(test, resolve, self.vendors) is not None
+            or cuda_polarity(test, resolve, self.ctx.cuda_flags) == 1
+        )
+
     def visit_Dict(self, node: ast.Dict) -> None:
         """Dispatch keyed by device type: the ``"cuda"`` entry's siblings cover their targets."""
         keys = [
@@ -646,6 +684,16 @@ class Analyser(ast.NodeVisitor):
         return {t for t in found if t is not None}
 
     visit_TryStar = visit_Try
+
+
+def _block_of(node: ast.AST, parent: ast.AST) -> list[ast.AST]:
+    """The statement list that holds ``node``: in ``parent`` or in one of its ``elif`` arms."""
+    for holder in walk(parent):
+        if isinstance(holder, ast.stmt | ast.Module | ast.ExceptHandler):
+            for value in vars(holder).values():
+                if isinstance(value, list) and any(s is node for s in value):
+                    return value
+    return []
 
 
 def _argument_destination(call: ast.Call) -> str | None:
