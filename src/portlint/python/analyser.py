@@ -266,20 +266,48 @@ class Analyser(ast.NodeVisitor):
         self.ctx.resolver.pop()
 
     def visit_Assign(self, node: ast.Assign) -> None:
+        covered = frozenset()
         if self._only_printed(node):
             # ``device = torch.device("cuda" if ... else "cpu")`` then only ``print(device)``:
             # the choice places no work, it is only described
-            outer = self.guard
-            self.guard = outer.inside(False, frozenset(self.vendors.markers))
-            self.visit(node.value)
-            self.guard = outer
-        else:
-            self.visit(node.value)
+            covered = frozenset(self.vendors.markers)
+        elif cuda_polarity(node.value, self.ctx.qualified_name, self.ctx.cuda_flags) == 1:
+            covered = self._flag_run(node)
+        outer = self.guard
+        self.guard = outer.inside(False, covered)
+        self.visit(node.value)
+        self.guard = outer
         self._record_assignment(node.targets, node.value)
         self.visit_many(node.targets)
         for target in node.targets:  # args.dist_backend = "nccl"; self.device = "cuda"
             if isinstance(target, ast.Attribute):
                 self._record_attribute(target.attr, node.value)
+
+    def _flag_run(self, node: ast.Assign) -> frozenset[str]:
+        """``use_cuda = torch.cuda.is_available()`` among ``use_xpu = is_xpu_available()``,
+        ``use_npu = is_npu_available()``: adjacent flags for each vendor, as a dispatch's arms
+        are; the targets the other flags check are covered."""
+        block = _block_of(node, self.stack[-2]) if len(self.stack) > 1 else []
+        if not block:
+            return frozenset()
+        resolve = self.ctx.qualified_name
+
+        def vendor_flag(statement: ast.AST) -> frozenset[str] | None:
+            if not (isinstance(statement, ast.Assign) and len(statement.targets) == 1):
+                return None
+            return only_targets(statement.value, resolve, self.vendors)
+
+        index = block.index(node)
+        covered: set[str] = set()
+        for step in (-1, 1):
+            position = index + step
+            while 0 <= position < len(block):
+                targets = vendor_flag(block[position])
+                if targets is None:
+                    break
+                covered |= targets
+                position += step
+        return frozenset(covered)
 
     def _only_printed(self, node: ast.Assign) -> bool:
         """The statement gives a local name a device choice (a value with a ``"cuda"`` string:
