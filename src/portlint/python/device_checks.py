@@ -159,11 +159,28 @@ BEHAVES_LIKE = {
 }
 
 
+def _behaves_like(name: str | None, ctx: Context) -> str | None:
+    """The torch.cuda name whose measured behaviour a device position of ``name`` shares: the
+    table above, and the autocast wrappers of rules/device.toml (Lightning's MixedPrecision)."""
+    if name is None or name in BEHAVES_LIKE:
+        return BEHAVES_LIKE.get(name or "")
+    table = ctx.catalog.table("device").get("device", {}).get("autocast_wrappers", {})
+    package, _, rest = name.partition(".")
+    if (
+        rest
+        and package in table.get("packages", ())
+        and name.rsplit(".", 1)[-1] in table.get("classes", ())
+    ):
+        return "amp.autocast"
+    return None
+
+
 def check_device_strings(node: ast.Call, ctx: Context) -> None:
     name = ctx.qualified_name(node.func)
     severity, behaviour = None, ""
-    if name in BEHAVES_LIKE:
-        entry = torch_cuda_api(ctx.catalog).entry(BEHAVES_LIKE[name])
+    like = _behaves_like(name, ctx)
+    if like is not None:
+        entry = torch_cuda_api(ctx.catalog).entry(like)
         severity, behaviour = entry.severity, entry.behaviour_text()
     for argument, wants_type in device_arguments(node, name):
         for literal in device_literals(argument, ctx):
