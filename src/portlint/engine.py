@@ -26,6 +26,7 @@ from portlint.discover import Candidate, matches_glob
 from portlint.fix import MAX_ROUNDS, FixPolicy, apply_fixes
 from portlint.languages import is_python_path
 from portlint.model import FileResult, Finding, SourceFile, Span
+from portlint.sink import FindingList
 from portlint.suppress import (
     UNUSED_SUPPRESSION,
     check_suppressions,
@@ -58,9 +59,9 @@ class Analyser:
 
     module: str
     candidate: str
+    #: ``analyse(source, catalog, settings, sink)`` emits the file's findings into the sink
+    #: (``portlint.sink``).
     analyse: str
-    #: ``analyse`` takes the run's settings as a third argument (for settings-dependent fixes).
-    takes_settings: bool = False
     #: ``after_fix(original, fixed) -> text``: tidy-up after fixes (unused imports), and
     #: ``check_fixed(text) -> str | None``: an error message if fixed text no longer parses.
     after_fix: str | None = None
@@ -82,7 +83,6 @@ ANALYSERS: dict[str, Analyser] = {
         "portlint.python.analyser",
         "portlint.python.prefilter:is_candidate",
         "analyse_python",
-        takes_settings=True,
         apply_fixes="portlint.python.transform:fix_python",
     ),
     # Build and deployment files (portlint.deploy); one prefilter for all of them.
@@ -90,7 +90,6 @@ ANALYSERS: dict[str, Analyser] = {
         "portlint.deploy.analysers",
         "is_setup_py_candidate",
         "analyse_setup_py",
-        takes_settings=True,
         after_fix="portlint.python.tidy:tidy_after_fix",
         check_fixed="portlint.python.tidy:syntax_error",
     ),
@@ -101,7 +100,7 @@ ANALYSERS: dict[str, Analyser] = {
     "pyproject": Analyser("portlint.deploy.analysers", "is_candidate", "analyse_pyproject"),
     "setup-cfg": Analyser("portlint.deploy.analysers", "is_candidate", "analyse_setup_cfg"),
     "cmake": Analyser("portlint.deploy.analysers", "is_candidate", "analyse_cmake"),
-    "cxx": Analyser("portlint.cxx.analyser", "is_candidate", "analyse_cxx", takes_settings=True),
+    "cxx": Analyser("portlint.cxx.analyser", "is_candidate", "analyse_cxx"),
 }
 #: Languages whose files declare their encoding as Python source does (PEP 263).
 PYTHON_LANGUAGES = frozenset({"python", "python-setup"})
@@ -222,11 +221,12 @@ def unreadable_finding(path: str, reason: str, catalog: Catalog) -> Finding:
 def analyse_source(
     source: SourceFile, language: str, catalog: Catalog, settings: Settings
 ) -> list[Finding]:
+    """What the file's analyser emits, in the order it emits them: the engine's sink for the
+    file, which selection, suppressions, sorting, the cache and fix selection then consume."""
     analyser = ANALYSERS[language]
-    analyse = analyser.load(analyser.analyse)
-    if analyser.takes_settings:
-        return analyse(source, catalog, settings)
-    return analyse(source, catalog)
+    sink = FindingList()
+    analyser.load(analyser.analyse)(source, catalog, settings, sink)
+    return sink.findings
 
 
 def select_findings(
