@@ -113,7 +113,8 @@ def test_sarif_rdjson_and_gitlab_are_one_dump_of_the_whole_document(whole_run):
     assert streamed("gitlab") == json.dumps(issues, indent=2) + "\n"
 
 
-def test_junit_totals_come_first_though_the_suites_are_written_file_by_file(whole_run):
+def test_junit_totals_come_first_though_the_suites_are_written_file_by_file(whole_run, monkeypatch):
+    monkeypatch.setattr(junit, "SPOOL_BYTES", 4096)  # the suites go to a file on disk
     report = whole_report(whole_run)
     count = str(len(report.findings))
     suites = ET.Element("testsuites", name="portlint", tests=count, failures=count)
