@@ -9,7 +9,7 @@ selection to what that collected. A caller that only wants the list uses ``colle
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from typing import Any, Protocol
 
 from portlint.model import Finding
@@ -31,9 +31,6 @@ class FindingList:
 
     def emit(self, finding: Finding) -> None:
         self.findings.append(finding)
-
-    def emit_all(self, findings: Iterable[Finding]) -> None:
-        self.findings.extend(findings)
 
 
 def collect(analyse: Callable[..., None], *args: Any) -> list[Finding]:
