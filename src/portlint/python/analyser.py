@@ -59,6 +59,7 @@ from portlint.python.newer_syntax import syntax_error_note
 from portlint.python.package_checks import package_scope
 from portlint.python.relevance import CANDIDATE_TEXT, Relevance
 from portlint.python.tree import child_nodes, walk
+from portlint.sink import FindingSink
 from portlint.textindex import LineIndex
 
 Check = Callable[[ast.AST, Context], None]
@@ -1053,23 +1054,26 @@ def _catches_import_error(handler: ast.ExceptHandler) -> bool:
 
 
 def analyse_python(
-    source: SourceFile, catalog: Catalog, settings: Settings | None = None
-) -> list[Finding]:
-    """Findings in one Python file, with their fixes. A syntax error gives one PRT001 finding."""
+    source: SourceFile, catalog: Catalog, settings: Settings | None, sink: FindingSink
+) -> None:
+    """Emit the findings of one Python file, with their fixes, into ``sink``. A syntax error
+    gives one PRT001 finding."""
     index = LineIndex(source.text)
     try:
         tree = ast.parse(source.text, filename=source.path)
     except SyntaxError as error:
         requires = settings.requires_python if settings else None
-        return [parse_error_finding(source.path, error, index, catalog, requires)]
+        sink.emit(parse_error_finding(source.path, error, index, catalog, requires))
+        return
     except (ValueError, RecursionError) as error:  # null bytes; absurdly deep nesting
-        return [_finding_at_start(source.path, f"cannot parse: {error}", catalog)]
+        sink.emit(_finding_at_start(source.path, f"cannot parse: {error}", catalog))
+        return
     backends = find_backends(tree, source.path, source.text.count("\n") + 1, catalog)
-    summaries = [
-        backend_finding(backend, source.path, catalog) for backend in backends if backend.summarised
-    ]
+    for backend in backends:
+        if backend.summarised:
+            sink.emit(backend_finding(backend, source.path, catalog))
     if any(backend.kind == "module" for backend in backends):
-        return summaries  # the whole file is the backend: nothing in it is reported
+        return  # the whole file is the backend: nothing in it is reported
     ctx = Context(path=source.path, text=source.text, catalog=catalog, index=index)
     ctx.backend_lines = [(backend.first_line, backend.last_line) for backend in backends]
     stem = os.path.splitext(os.path.basename(source.path))[0]
@@ -1079,9 +1083,9 @@ def analyse_python(
     min_torch = (settings or Settings()).min_torch
     ctx.fixes = FixBuilder(ctx, tree, min_torch, source.newline)
     Analyser(ctx).visit(tree)
-    findings = summaries + ctx.findings()
+    for finding in ctx.findings():
+        sink.emit(finding)
     ctx.fixes = None  # the builder refers back to ctx: without the cycle, the tree is freed now
-    return findings
 
 
 def parse_error_finding(
