@@ -1032,13 +1032,20 @@ def _asks_for_feature(test: ast.expr | None) -> bool:
     return False
 
 
+#: A flag or option named for an NVIDIA-only feature (``args.fp8``, ``use_nvlink``); not ``p2p``,
+#: which also names the device-generic point-to-point operations of torch.distributed.
+NVIDIA_FEATURE_NAME = re.compile(r"(?i)nvlink|nvidia|nvml|fp8|flash_?attention_?3|fa3|hopper")
+
+
 def _names_feature(test: ast.expr) -> bool:
     """The test names an NVIDIA-only feature through a call, a flag or an option (``args.fp8``)."""
     for node in walk(test):
-        if isinstance(node, ast.Call | ast.Name | ast.Attribute):
-            func = node.func if isinstance(node, ast.Call) else node
-            name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
-            if NVIDIA_FEATURE_CALL.search(name):
+        if isinstance(node, ast.Call):
+            if NVIDIA_FEATURE_CALL.search(_call_name(node) or ""):
+                return True
+        elif isinstance(node, ast.Name | ast.Attribute):
+            name = node.attr if isinstance(node, ast.Attribute) else node.id
+            if NVIDIA_FEATURE_NAME.search(name):
                 return True
     return False
 

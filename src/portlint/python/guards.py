@@ -178,7 +178,7 @@ class MultiDevice:
     variable_suffixes: tuple[str, ...]
     #: words of class and function names for multi-device features (``fsdp``)
     scope_words: tuple[str, ...] = ()
-    #: enum members that mean "not distributed" (``DistributedType.NO``)
+    #: enum members that mean "not distributed" (``DistributedType.NO``), as written
     single_process_members: frozenset[str] = frozenset()
     #: names of process counts (``world_size``)
     process_counts: frozenset[str] = frozenset()
@@ -212,7 +212,9 @@ class MultiDevice:
             return False
         sides = (test.left, test.comparators[0])
         for side, other in (sides, sides[::-1]):
-            if isinstance(side, ast.Attribute) and side.attr in self.single_process_members:
+            if isinstance(side, ast.Attribute) and any(
+                ast.unparse(side).endswith(member) for member in self.single_process_members
+            ):
                 return isinstance(other, ast.Attribute | ast.Name)
             name = side.attr if isinstance(side, ast.Attribute) else getattr(side, "id", None)
             if name in self.process_counts:
