@@ -40,6 +40,7 @@ from portlint.python.guards import (
     Branch,
     Guard,
     MultiDevice,
+    Resolve,
     Vendors,
     admits_cuda,
     cuda_polarity,
@@ -782,7 +783,9 @@ class Analyser(ast.NodeVisitor):
     visit_TryStar = visit_Try
 
 
-def _short_circuit_only(test: ast.expr, resolve, vendors: Vendors) -> frozenset[str] | None:
+def _short_circuit_only(
+    test: ast.expr, resolve: Resolve, vendors: Vendors
+) -> frozenset[str] | None:
     """``in_colab and not torch.cuda.is_available()``: the terms after a vendor test run only
     where it holds, so only the targets it admits reach them."""
     if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And):
