@@ -1,0 +1,385 @@
+"""Parsing only the top-level statements of a module that the analysis can look at.
+
+Most of a file that mentions CUDA is functions and classes that do not: the walk skips them
+(``relevance``), but ``ast.parse`` builds them, and building and freeing their nodes is most of
+the parse. Here the module's text is cut into top-level statements without a parse (a line at
+column 0 that starts a statement; decorators go with the definition after them), and only the
+statements the analysis can read are parsed, in one ``ast.parse`` of the text with the other
+statements blanked out, so that every line and column stays where it is.
+
+A function or class that is not parsed becomes a stand-in: a definition of the same kind and
+name, with no body, on the same lines. Whole-module facts read it as they read the real one
+(``module_functions``, the fix builder's names and insertion point, backend detection), and the
+walk skips it as it would skip the real one. What decides that a definition may stay unparsed:
+
+- none of its lines holds a candidate word (nor an import line);
+- it is no class named for a vendor, and no decorator in it holds a string: backend detection
+  reads those (``backends.find_backends``);
+- after the walk, no stand-in was visited: a stand-in is visited only where the real definition
+  would have been, because its lines name a device value found earlier in the file (a flow
+  name). The caller then analyses the whole parse instead.
+
+Nothing else changes a finding, and a file parses sliced only when that is sure:
+
+- every slice is parsed or checked by the compiler's front end (``symtable``): a syntax error
+  anywhere, or a cut inside a string or brackets (the slice before it then cannot parse), falls
+  back to the whole parse, which reports what it always reported;
+- each parsed statement must lie within its slice;
+- a top-level ``if`` or ``while`` that could make the analysis read the statements around it
+  (an early ``raise``, a ``not`` in its test, ``if name is None:``) falls back too;
+- facts that walk the whole tree (``whole``) parse the whole text when asked.
+"""
+
+from __future__ import annotations
+
+import ast
+import itertools
+import re
+import symtable
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from portlint.python.backends import vendor_of
+from portlint.python.relevance import Relevance
+
+#: First characters of a line at column 0 that cannot start a top-level statement (blank lines,
+#: comments, indented lines, closing brackets, a continued line).
+NOT_A_START = frozenset(" \t\f\v#)]}\\")
+#: Clauses that continue the statement above them.
+CONTINUATION = re.compile(r"(?:else|elif|except|finally)\b")
+#: The first line of a function or class definition, with an ASCII name (the parser normalises
+#: other names, so the text would not say the name the tree holds).
+HEADER = re.compile(r"(?:(async)[ \t]+)?(def|class)[ \t]+([A-Za-z_][A-Za-z0-9_]*)[ \t]*[(:\[]")
+#: A decorator, up to the definition it decorates.
+DECORATOR = re.compile(
+    r"^[ \t]*@.*?^[ \t]*(?:async[ \t]+def|def|class)\b", re.MULTILINE | re.DOTALL
+)
+
+
+@dataclass(frozen=True)
+class Slice:
+    """Lines ``first``..``last`` (1-based) of a module: one or more whole top-level statements,
+    with the comments and blank lines after them."""
+
+    first: int
+    last: int
+    #: ``def``, ``async def`` or ``class`` when the slice is one definition, else "".
+    kind: str = ""
+    name: str = ""
+    #: The last line of the definition itself (the slice less trailing comments).
+    end: int = 0
+
+
+def split(lines: list[str]) -> list[Slice]:
+    """The top-level statements of a module's lines (``LINE_BREAK.split`` of its text).
+
+    A cut goes before a line at column 0 that can start a statement, unless it is in doubt: the
+    text since the last cut has unbalanced brackets or an odd count of triple quotes, or the
+    line before ends with a backslash. Lines before the first statement are a slice of their
+    own. A cut in doubt is not made: the slices around it stay one."""
+    starts = [
+        number
+        for number, line in enumerate(lines, 1)
+        if line
+        and line[0] not in NOT_A_START
+        and not (line[0] in "ef" and CONTINUATION.match(line))
+    ]
+    if not starts or starts[0] != 1:
+        starts.insert(0, 1)
+    starts.append(len(lines) + 1)
+    found: list[Slice] = []
+    first = header = 0
+    parts: list[str] = []
+    doubted = decorated = continued = False
+    for start, following in itertools.pairwise(starts):
+        line = lines[start - 1]
+        if not parts:
+            first, header, doubted, decorated = start, start, False, line.startswith("@")
+        elif decorated and not continued and not line.startswith("@"):
+            header, decorated = start, False  # the definition the decorators belong to
+        parts.append("\n".join(lines[start - 1 : following - 1]))
+        if "\n\f" in parts[-1]:
+            doubted = True  # after a form feed, a line is at column 0: another statement?
+        continued = False
+        if following <= len(lines):
+            if lines[following - 2].endswith("\\") or not _closed(parts):
+                doubted = continued = True  # the cut before ``following`` is in doubt
+                continue
+            if decorated:
+                continue
+        found.append(_slice(lines, first, following - 1, 0 if doubted else header))
+        parts = []
+    return found
+
+
+#: Strings and comments, whose brackets do not count.
+STRING_OR_COMMENT = re.compile(
+    r'''"""[\s\S]*?"""|\'\'\'[\s\S]*?\'\'\'|"(?:[^"\\\n]|\\.)*"|'(?:[^'\\\n]|\\.)*'|#[^\n]*'''
+)
+
+
+def _closed(parts: list[str]) -> bool:
+    """The text ends outside brackets and triple-quoted strings, as far as counting tells."""
+    text = parts[0] if len(parts) == 1 else "\n".join(parts)
+    if text.count('"""') % 2 or text.count("'''") % 2:
+        return False
+    if _balance(text) == 0:
+        return True
+    return _balance(STRING_OR_COMMENT.sub("", text)) == 0
+
+
+def _balance(text: str) -> int:
+    opened = text.count("(") + text.count("[") + text.count("{")
+    return opened - text.count(")") - text.count("]") - text.count("}")
+
+
+def _slice(lines: list[str], first: int, last: int, header: int) -> Slice:
+    """Lines ``first``..``last``; a definition when line ``header`` starts one (0: not one)."""
+    match = HEADER.match(lines[header - 1]) if header else None
+    if match is None:
+        return Slice(first, last)
+    kind = "async def" if match.group(1) else match.group(2)
+    end = last
+    # Trailing comments and blank lines are not part of the definition. A comment line with a
+    # quote could end a string: it stays.
+    while end > header and _is_comment_or_blank(lines[end - 1]):
+        end -= 1
+    return Slice(first, last, kind, match.group(3), end)
+
+
+def _is_comment_or_blank(line: str) -> bool:
+    stripped = line.lstrip(" \t\f")
+    if not stripped:
+        return True
+    return stripped.startswith("#") and '"' not in stripped and "'" not in stripped
+
+
+def parse(
+    text: str, path: str, relevance: Relevance, words: Mapping[str, str], sliced: bool = True
+) -> tuple[ast.Module, list[ast.stmt]]:
+    """The module, and the stand-ins of the definitions left unparsed (none when it was parsed
+    whole). Raises what ``ast.parse`` raises for the whole text.
+
+    ``relevance``: the file's candidate lines; ``words``: vendor words
+    (``backends.vendor_words``); ``sliced``: False to parse the whole text (from the same
+    depth of calls, so that the limit on nesting is the same)."""
+    if not sliced or "barry_as_FLUFL" in text:  # a future import that changes the grammar
+        return _whole(text, path), []
+    lines = relevance.lines
+    pieces = split(lines)
+    skipped = [
+        piece
+        for piece in pieces
+        if piece.kind
+        and not relevance.has_candidate(piece.first, piece.last)
+        and not (piece.kind == "class" and vendor_of(piece.name, words) is not None)
+        and not _may_register(lines, piece, words)
+    ]
+    if not skipped:
+        return _whole(text, path), []
+    tree = _sliced(text, path, lines, pieces, skipped)
+    if tree is None:
+        return _whole(text, path), []
+    return tree, [statement for statement in tree.body if is_stub(statement)]
+
+
+def _whole(text: str, path: str) -> ast.Module:
+    return ast.parse(text, filename=path)
+
+
+def whole(tree: ast.Module) -> ast.Module:
+    """The module with every statement parsed: ``tree`` itself, or a parse of the whole text
+    when ``tree`` was parsed in slices (for a fact that walks every node, asked rarely)."""
+    text = getattr(tree, "portlint_text", None)
+    return tree if text is None else ast.parse(text)
+
+
+def _text(lines: list[str], piece: Slice) -> str:
+    return "\n".join(lines[piece.first - 1 : piece.last])
+
+
+def _may_register(lines: list[str], piece: Slice, words: Mapping[str, str]) -> bool:
+    """A decorator in the definition could register it for a device type
+    (``@register("cuda")``): it holds a string, or strings written one after the other, whose
+    value is a vendor word. A decorator with a backslash or a comment is in doubt."""
+    text = _text(lines, piece)
+    if "@" not in text:
+        return False
+    for decorator in DECORATOR.findall(text):
+        if '"' not in decorator and "'" not in decorator:
+            continue
+        if "\\" in decorator or "#" in decorator:
+            return True
+        for run in STRING_RUN.finditer(decorator):
+            pieces = [_value(match) for match in STRING_PIECE.finditer(run.group())]
+            values = ["".join(pieces), *pieces]
+            if any(value.lower() in words for value in values):
+                return True
+    return False
+
+
+#: The text of a string literal, without prefix or quotes.
+STRING_PIECE = re.compile(
+    r'''[A-Za-z]{0,2}(?:"""([\s\S]*?)"""|\'\'\'([\s\S]*?)\'\'\'|"([^"\n]*)"|'([^'\n]*)')'''
+)
+
+
+def _value(piece: re.Match[str]) -> str:
+    return next(text for text in piece.groups() if text is not None)
+
+
+#: String literals written one after the other (one value).
+STRING_RUN = re.compile(rf"(?:(?:{STRING_PIECE.pattern})\s*)+")
+
+
+def _sliced(
+    text: str, path: str, lines: list[str], pieces: list[Slice], skipped: list[Slice]
+) -> ast.Module | None:
+    """The module parsed in slices, or None where that is not sure to give the same tree."""
+    left_out = {piece.first for piece in skipped}
+    parts = []
+    for piece in pieces:
+        if piece.first in left_out:
+            if not _parses(lines, piece):
+                return None
+            parts.append("\n" * (piece.last - piece.first))
+        else:
+            parts.append("\n".join(lines[piece.first - 1 : piece.last]))
+    try:
+        parsed = ast.parse("\n".join(parts), filename=path)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None  # the whole parse says what is wrong
+    body = _with_stubs(parsed.body, lines, pieces, left_out)
+    if body is None:
+        return None
+    parsed.body = body
+    parsed.portlint_text = text  # type: ignore[attr-defined]
+    return parsed
+
+
+def _parses(lines: list[str], piece: Slice) -> bool:
+    """The compiler's front end accepts the slice (its own check, without building a tree).
+
+    It is called one frame deeper than ``ast.parse`` would be, so that its limit on nesting is
+    never looser than the tree builder's (``tests/test_python_slices.py``)."""
+    try:
+        _front_end(_text(lines, piece))
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return False
+    return True
+
+
+def _front_end(text: str) -> None:
+    symtable.symtable(text, "<slice>", "exec")
+
+
+def _with_stubs(
+    parsed: list[ast.stmt], lines: list[str], pieces: list[Slice], left_out: set[int]
+) -> list[ast.stmt] | None:
+    """The parsed statements with a stand-in for each definition left out, in line order; None
+    when a statement does not lie within its slice, or reads the statements around it."""
+    body: list[ast.stmt] = []
+    position = 0
+    for piece in pieces:
+        if piece.first in left_out:
+            body.append(_stub(lines, piece))
+            continue
+        inside = []
+        while position < len(parsed) and _first_line(parsed[position]) <= piece.last:
+            statement = parsed[position]
+            if (statement.end_lineno or statement.lineno) > piece.last:
+                return None
+            if _reads_neighbours(statement):
+                return None
+            inside.append(statement)
+            position += 1
+        starts_here = bool(inside) and _first_line(inside[0]) == piece.first
+        if not starts_here and (inside or piece.first != 1):
+            return None  # a cut that is not where a statement starts
+        body += inside
+    return body if position == len(parsed) else None
+
+
+def _first_line(statement: ast.stmt) -> int:
+    decorators = getattr(statement, "decorator_list", None)
+    if decorators:
+        return min(statement.lineno, *(d.lineno for d in decorators))
+    return statement.lineno
+
+
+#: Statements that end a block early.
+TERMINATORS = (ast.Return, ast.Raise, ast.Continue, ast.Break)
+
+
+def _reads_neighbours(statement: ast.stmt) -> bool:
+    """An ``if`` or ``while`` whose analysis reads other statements of its block: an early exit
+    (what follows it is its other branch), ``if name is None:`` (what sets ``name`` before it),
+    or a negated test (the fix builder reads what follows it)."""
+    if not isinstance(statement, ast.If | ast.While):
+        return False
+    negated = (
+        isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not)
+        for node in ast.walk(statement.test)
+    )
+    if any(negated):
+        return True
+    if not isinstance(statement, ast.If) or statement.orelse:
+        return False
+    test = statement.test
+    unset = (
+        isinstance(test, ast.Compare)
+        and isinstance(test.left, ast.Name)
+        and isinstance(test.ops[0], ast.Is)
+    )
+    return unset or isinstance(statement.body[-1], TERMINATORS)
+
+
+EMPTY_ARGUMENTS = dict(
+    posonlyargs=[], args=[], vararg=None, kwonlyargs=[], kw_defaults=[], kwarg=None, defaults=[]
+)
+
+
+def _stub(lines: list[str], piece: Slice) -> ast.stmt:
+    """A definition of the slice's kind and name, with nothing in it, on the slice's lines."""
+    if piece.kind == "class":
+        node: ast.stmt = ast.ClassDef(
+            name=piece.name, bases=[], keywords=[], body=[], decorator_list=[]
+        )
+    else:
+        kind = ast.AsyncFunctionDef if piece.kind == "async def" else ast.FunctionDef
+        node = kind(
+            name=piece.name,
+            args=ast.arguments(**EMPTY_ARGUMENTS),
+            body=[],
+            decorator_list=[],
+            returns=None,
+            type_comment=None,
+        )
+    node.lineno, node.col_offset = piece.first, 0
+    node.end_lineno, node.end_col_offset = piece.end, 0
+    node.portlint_stub = (lines, piece)  # type: ignore[attr-defined]
+    return node
+
+
+def is_stub(node: ast.AST) -> bool:
+    """``node`` stands in for a definition that is not parsed (yet)."""
+    return hasattr(node, "portlint_stub")
+
+
+def fill(stub: ast.stmt) -> bool:
+    """Parse the definition ``stub`` stands in for, and make ``stub`` that definition (same
+    object, every field of the parsed one), for a walk that reaches it after all. False if the
+    slice does not parse as that one definition."""
+    lines, piece = stub.portlint_stub  # type: ignore[attr-defined]
+    padded = "\n" * (piece.first - 1) + _text(lines, piece)  # the lines stay where they are
+    try:
+        parsed = ast.parse(padded).body
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return False
+    if len(parsed) != 1 or type(parsed[0]) is not type(stub):
+        return False
+    if parsed[0].name != stub.name:  # type: ignore[attr-defined]
+        return False
+    del stub.portlint_stub  # type: ignore[attr-defined]
+    vars(stub).update(vars(parsed[0]))
+    return True
