@@ -18,6 +18,10 @@ from portlint.python.slices import Slice, split
 from portlint.textindex import LINE_BREAK
 
 
+def dumped(node: ast.AST) -> str:
+    return ast.dump(node, include_attributes=True)
+
+
 def cut(text: str) -> list[tuple]:
     return [
         (s.first, s.last, s.kind, s.name, s.end) if s.kind else (s.first, s.last)
@@ -142,12 +146,8 @@ def test_definitions_without_candidate_words_are_stand_ins_on_the_same_lines():
     ]
     whole = ast.parse(SLICED)
     # every statement that was parsed is the one a whole parse gives, at the same place
-    assert ast.dump(tree.body[0], include_attributes=True) == ast.dump(
-        whole.body[0], include_attributes=True
-    )
-    assert ast.dump(tree.body[2], include_attributes=True) == ast.dump(
-        whole.body[2], include_attributes=True
-    )
+    assert dumped(tree.body[0]) == dumped(whole.body[0])
+    assert dumped(tree.body[2]) == dumped(whole.body[2])
     assert ast.dump(slices.whole(tree)) == ast.dump(whole)
 
 
@@ -156,9 +156,7 @@ def test_a_stand_in_filled_is_the_definition():
     assert slices.fill(stubs[1])
     assert not slices.is_stub(stubs[1])
     whole = ast.parse(SLICED)
-    assert ast.dump(tree.body[3], include_attributes=True) == ast.dump(
-        whole.body[3], include_attributes=True
-    )
+    assert dumped(tree.body[3]) == dumped(whole.body[3])
 
 
 @pytest.mark.parametrize(
@@ -186,9 +184,71 @@ def test_whole_parse_where_slices_are_not_sure(text):
             ast.parse(text)
         return
     assert stubs == []
-    assert ast.dump(tree, include_attributes=True) == ast.dump(
-        ast.parse(text), include_attributes=True
+    assert dumped(tree) == dumped(ast.parse(text))
+
+
+MEMBERS = """import torch
+
+
+class Model(Base):
+    \"\"\"A model.\"\"\"
+
+    size = 2
+
+    def plain(self, x):
+        return x + self.size
+
+    @property
+    def also_plain(self):
+        return 1
+
+    def to_gpu(self, x):
+        return x.cuda()
+"""
+
+
+def test_methods_without_candidate_words_are_stand_ins_in_their_class():
+    tree, stubs = parse(MEMBERS)
+    assert [(type(s).__name__, s.name, s.lineno, s.end_lineno, s.col_offset) for s in stubs] == [
+        ("FunctionDef", "plain", 9, 10, 4),
+        ("FunctionDef", "also_plain", 12, 14, 4),
+    ]
+    model, whole = tree.body[1], ast.parse(MEMBERS).body[1]
+    assert [type(s).__name__ for s in model.body] == [
+        "Expr",
+        "Assign",
+        "FunctionDef",
+        "FunctionDef",
+        "FunctionDef",
+    ]
+    assert model.body[2] is stubs[0] and model.body[3] is stubs[1]
+    for position in (0, 1, 4):
+        assert dumped(model.body[position]) == dumped(whole.body[position])
+    assert slices.fill(stubs[1])
+    assert dumped(model.body[3]) == dumped(whole.body[3])
+
+
+@pytest.mark.parametrize(
+    "header",
+    [
+        "class Model(Base):  # a comment",
+        "class Model(\n    Base,\n):",
+        'class Model(Base, tag="("):',
+    ],
+)
+def test_a_class_header_in_doubt_keeps_its_methods(header):
+    text = MEMBERS.replace("class Model(Base):", header)
+    _, stubs = parse(text)
+    assert stubs == []
+
+
+def test_a_method_the_walk_reaches_through_a_name_is_parsed_then():
+    text = MEMBERS.replace("return 1", "return self.dev").replace(
+        "size = 2", 'size = 2\n    dev = "cuda"'
     )
+    _, stubs = parse(text)
+    assert [s.name for s in stubs] == ["plain", "also_plain"]
+    assert findings(text, sliced=True) == findings(text, sliced=False)
 
 
 def test_a_decorator_string_that_is_no_vendor_leaves_the_definition_out():

@@ -1,33 +1,38 @@
-"""Parsing only the top-level statements of a module that the analysis can look at.
+"""Parsing only the statements of a module that the analysis can look at.
 
-Most of a file that mentions CUDA is functions and classes that do not: the walk skips them
-(``relevance``), but ``ast.parse`` builds them, and building and freeing their nodes is most of
-the parse. Here the module's text is cut into top-level statements without a parse (a line at
-column 0 that starts a statement; decorators go with the definition after them), and only the
-statements the analysis can read are parsed, in one ``ast.parse`` of the text with the other
-statements blanked out, so that every line and column stays where it is.
+Most of a file that mentions CUDA is functions, classes and methods that do not: the walk skips
+them (``relevance``), but ``ast.parse`` builds them, and the fix builder's map of parents walks
+them. Here the module's text is cut into top-level statements without a parse (a line at
+column 0 that starts a statement; decorators go with the definition after them), and the body
+of each class that is kept into its members the same way. Only what the analysis can read is
+parsed, in one ``ast.parse`` of the text with the rest blanked out (a member left out leaves a
+``pass``), so that every line and column stays where it is.
 
-A function or class that is not parsed becomes a stand-in: a definition of the same kind and
-name, with no body, on the same lines. Whole-module facts read it as they read the real one
+A definition that is not parsed becomes a stand-in: a definition of the same kind and name,
+with no body, on the same lines. Whole-module facts read it as they read the real one
 (``module_functions``, the fix builder's names and insertion point, backend detection), and the
 walk skips it as it would skip the real one. What decides that a definition may stay unparsed:
 
 - none of its lines holds a candidate word (nor an import line);
-- it is no class named for a vendor, and no decorator in it holds a string: backend detection
-  reads those (``backends.find_backends``);
-- after the walk, no stand-in was visited: a stand-in is visited only where the real definition
-  would have been, because its lines name a device value found earlier in the file (a flow
-  name). The caller then analyses the whole parse instead.
+- it is no class named for a vendor, and no decorator in it holds a string whose value is a
+  vendor word: backend detection reads those (``backends.find_backends``);
+- if the walk reaches a stand-in after all (its lines name a device value found earlier in the
+  file: a flow name), the definition is parsed then and the stand-in becomes it (``fill``).
 
 Nothing else changes a finding, and a file parses sliced only when that is sure:
 
-- every slice is parsed or checked by the compiler's front end (``symtable``): a syntax error
-  anywhere, or a cut inside a string or brackets (the slice before it then cannot parse), falls
-  back to the whole parse, which reports what it always reported;
+- every slice left out is checked by the compiler's front end (``symtable``): a syntax error
+  anywhere, or a cut inside a string or brackets (the slice before it then cannot parse),
+  falls back to the whole parse, which reports what it always reported;
 - each parsed statement must lie within its slice;
-- a top-level ``if`` or ``while`` that could make the analysis read the statements around it
-  (an early ``raise``, a ``not`` in its test, ``if name is None:``) falls back too;
+- an ``if`` or ``while`` (in the module or a class body) that could make the analysis read
+  the statements around it (an early ``raise``, a ``not`` in its test, ``if name is None:``)
+  falls back too;
 - facts that walk the whole tree (``whole``) parse the whole text when asked.
+
+What it saves, measured on the transformers tree (``benchmarks/README.md``): the front end's
+check costs nearly what parsing costs, so the parse itself is about as long; what is saved is
+building, mapping and freeing the nodes of the definitions left out (about 70% of the lines).
 """
 
 from __future__ import annotations
@@ -68,6 +73,8 @@ class Slice:
     name: str = ""
     #: The last line of the definition itself (the slice less trailing comments).
     end: int = 0
+    #: The line of its ``def`` or ``class`` keyword (after the decorators).
+    header: int = 0
 
 
 def split(lines: list[str]) -> list[Slice]:
@@ -144,7 +151,7 @@ def _slice(lines: list[str], first: int, last: int, header: int) -> Slice:
     # quote could end a string: it stays.
     while end > header and _is_comment_or_blank(lines[end - 1]):
         end -= 1
-    return Slice(first, last, kind, match.group(3), end)
+    return Slice(first, last, kind, match.group(3), end, header)
 
 
 def _is_comment_or_blank(line: str) -> bool:
@@ -166,21 +173,31 @@ def parse(
     if not sliced or "barry_as_FLUFL" in text:  # a future import that changes the grammar
         return _whole(text, path), []
     lines = relevance.lines
+
+    def may_leave_out(piece: Slice) -> bool:
+        return (
+            bool(piece.kind)
+            and not relevance.has_candidate(piece.first, piece.last)
+            and not (piece.kind == "class" and vendor_of(piece.name, words) is not None)
+            and not _may_register(lines, piece, words)
+        )
+
     pieces = split(lines)
-    skipped = [
-        piece
-        for piece in pieces
-        if piece.kind
-        and not relevance.has_candidate(piece.first, piece.last)
-        and not (piece.kind == "class" and vendor_of(piece.name, words) is not None)
-        and not _may_register(lines, piece, words)
-    ]
-    if not skipped:
+    left_out = {piece.first for piece in pieces if may_leave_out(piece)}
+    classes = {}
+    for piece in pieces:
+        if piece.kind == "class" and piece.first not in left_out:
+            members = _members(lines, piece)
+            if members is not None:
+                out = {member.first for member in members.pieces if may_leave_out(member)}
+                if out:
+                    classes[piece.first] = Members(members.indent, members.pieces, out)
+    if not left_out and not classes:
         return _whole(text, path), []
-    tree = _sliced(text, path, lines, pieces, skipped)
-    if tree is None:
+    sliced_tree = _sliced(text, path, lines, Members("", pieces, left_out), classes)
+    if sliced_tree is None:
         return _whole(text, path), []
-    return tree, [statement for statement in tree.body if is_stub(statement)]
+    return sliced_tree
 
 
 def _whole(text: str, path: str) -> ast.Module:
@@ -232,38 +249,104 @@ def _value(piece: re.Match[str]) -> str:
 STRING_RUN = re.compile(rf"(?:(?:{STRING_PIECE.pattern})\s*)+")
 
 
+@dataclass(frozen=True)
+class Members:
+    """The statements of a module, or of a class body (lines indented by ``indent``), and the
+    first lines of those left out."""
+
+    indent: str
+    pieces: list[Slice]
+    left_out: set[int] = frozenset()  # type: ignore[assignment]
+
+
+def _members(lines: list[str], piece: Slice) -> Members | None:
+    """The statements of a class's body, cut as ``split`` cuts a module; None where the body
+    does not start on the line after a one-line ``class ...:`` header."""
+    header = lines[piece.header - 1]
+    if "#" in header or _balance(header) or not header.rstrip().endswith(":"):
+        return None
+    body = lines[piece.header : piece.last]
+    indent = ""
+    for line in body:
+        code = line.lstrip(" \t")
+        if code and not code.startswith(("#", "\f")):
+            indent = line[: len(line) - len(code)]
+            break
+    if not indent:
+        return None
+    dedented = [
+        line[len(indent) :] if line.startswith(indent) else (" " + line if line.strip() else "")
+        for line in body
+    ]
+    shift = piece.header
+    return Members(
+        indent,
+        [
+            Slice(
+                inner.first + shift,
+                inner.last + shift,
+                inner.kind,
+                inner.name,
+                inner.end + shift if inner.kind else 0,
+                inner.header + shift if inner.kind else 0,
+            )
+            for inner in split(dedented)
+        ],
+    )
+
+
 def _sliced(
-    text: str, path: str, lines: list[str], pieces: list[Slice], skipped: list[Slice]
-) -> ast.Module | None:
-    """The module parsed in slices, or None where that is not sure to give the same tree."""
-    left_out = {piece.first for piece in skipped}
+    text: str, path: str, lines: list[str], module: Members, classes: dict[int, Members]
+) -> tuple[ast.Module, list[ast.stmt]] | None:
+    """The module parsed in slices and its stand-ins, or None where that is not sure to give
+    the same tree."""
     parts = []
-    for piece in pieces:
-        if piece.first in left_out:
-            if not _parses(lines, piece):
+    for piece in module.pieces:
+        if piece.first in module.left_out:
+            if not _parses(_text(lines, piece)):
                 return None
             parts.append("\n" * (piece.last - piece.first))
+        elif piece.first in classes:
+            masked = _masked_class(lines, piece, classes[piece.first])
+            if masked is None:
+                return None
+            parts.append(masked)
         else:
-            parts.append("\n".join(lines[piece.first - 1 : piece.last]))
+            parts.append(_text(lines, piece))
     try:
         parsed = ast.parse("\n".join(parts), filename=path)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return None  # the whole parse says what is wrong
-    body = _with_stubs(parsed.body, lines, pieces, left_out)
+    stubs: list[ast.stmt] = []
+    body = _with_stubs(parsed.body, lines, module, stubs, classes)
     if body is None:
         return None
     parsed.body = body
     parsed.portlint_text = text  # type: ignore[attr-defined]
-    return parsed
+    return parsed, stubs
 
 
-def _parses(lines: list[str], piece: Slice) -> bool:
+def _masked_class(lines: list[str], piece: Slice, members: Members) -> str | None:
+    """The class's text with each member left out replaced by ``pass`` on its first line (the
+    body must keep a statement) and blank lines; None if a member left out does not parse."""
+    out = lines[piece.first - 1 : piece.last]
+    for member in members.pieces:
+        if member.first in members.left_out:
+            if not _parses("class _:\n" + _text(lines, member)):
+                return None
+            out[member.first - piece.first] = members.indent + "pass"
+            for number in range(member.first + 1, member.last + 1):
+                out[number - piece.first] = ""
+    return "\n".join(out)
+
+
+def _parses(text: str) -> bool:
     """The compiler's front end accepts the slice (its own check, without building a tree).
 
     It is called one frame deeper than ``ast.parse`` would be, so that its limit on nesting is
     never looser than the tree builder's (``tests/test_python_slices.py``)."""
     try:
-        _front_end(_text(lines, piece))
+        _front_end(text)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return False
     return True
@@ -274,15 +357,26 @@ def _front_end(text: str) -> None:
 
 
 def _with_stubs(
-    parsed: list[ast.stmt], lines: list[str], pieces: list[Slice], left_out: set[int]
+    parsed: list[ast.stmt],
+    lines: list[str],
+    members: Members,
+    stubs: list[ast.stmt],
+    classes: dict[int, Members] | None = None,
 ) -> list[ast.stmt] | None:
-    """The parsed statements with a stand-in for each definition left out, in line order; None
-    when a statement does not lie within its slice, or reads the statements around it."""
+    """The parsed statements of a module or class body with a stand-in for each definition
+    left out, in line order (in a class body, in place of its ``pass``); None when a statement
+    does not lie within its slice, or reads the statements around it."""
     body: list[ast.stmt] = []
     position = 0
-    for piece in pieces:
-        if piece.first in left_out:
-            body.append(_stub(lines, piece))
+    for piece in members.pieces:
+        if piece.first in members.left_out:
+            if members.indent:
+                if position == len(parsed) or not _is_pass_at(parsed[position], piece.first):
+                    return None
+                position += 1
+            stub = _stub(lines, piece, members.indent)
+            stubs.append(stub)
+            body.append(stub)
             continue
         inside = []
         while position < len(parsed) and _first_line(parsed[position]) <= piece.last:
@@ -294,10 +388,21 @@ def _with_stubs(
             inside.append(statement)
             position += 1
         starts_here = bool(inside) and _first_line(inside[0]) == piece.first
-        if not starts_here and (inside or piece.first != 1):
+        if not starts_here and (inside or piece is not members.pieces[0]):
             return None  # a cut that is not where a statement starts
+        if classes and piece.first in classes:
+            if len(inside) != 1 or not isinstance(inside[0], ast.ClassDef):
+                return None
+            inner = _with_stubs(inside[0].body, lines, classes[piece.first], stubs)
+            if inner is None:
+                return None
+            inside[0].body = inner
         body += inside
     return body if position == len(parsed) else None
+
+
+def _is_pass_at(statement: ast.stmt, line: int) -> bool:
+    return isinstance(statement, ast.Pass) and statement.lineno == statement.end_lineno == line
 
 
 def _first_line(statement: ast.stmt) -> int:
@@ -339,7 +444,7 @@ EMPTY_ARGUMENTS = dict(
 )
 
 
-def _stub(lines: list[str], piece: Slice) -> ast.stmt:
+def _stub(lines: list[str], piece: Slice, indent: str) -> ast.stmt:
     """A definition of the slice's kind and name, with nothing in it, on the slice's lines."""
     if piece.kind == "class":
         node: ast.stmt = ast.ClassDef(
@@ -355,9 +460,9 @@ def _stub(lines: list[str], piece: Slice) -> ast.stmt:
             returns=None,
             type_comment=None,
         )
-    node.lineno, node.col_offset = piece.first, 0
-    node.end_lineno, node.end_col_offset = piece.end, 0
-    node.portlint_stub = (lines, piece)  # type: ignore[attr-defined]
+    node.lineno, node.col_offset = piece.first, len(indent)
+    node.end_lineno, node.end_col_offset = piece.end, len(indent)
+    node.portlint_stub = (lines, piece, indent)  # type: ignore[attr-defined]
     return node
 
 
@@ -370,12 +475,15 @@ def fill(stub: ast.stmt) -> bool:
     """Parse the definition ``stub`` stands in for, and make ``stub`` that definition (same
     object, every field of the parsed one), for a walk that reaches it after all. False if the
     slice does not parse as that one definition."""
-    lines, piece = stub.portlint_stub  # type: ignore[attr-defined]
-    padded = "\n" * (piece.first - 1) + _text(lines, piece)  # the lines stay where they are
+    lines, piece, indent = stub.portlint_stub  # type: ignore[attr-defined]
+    # blank lines keep the line numbers; a member of a class is parsed in a class
+    wrapper = "\n" * (piece.first - 2) + "class _:\n" if indent else "\n" * (piece.first - 1)
     try:
-        parsed = ast.parse(padded).body
+        parsed = ast.parse(wrapper + _text(lines, piece)).body
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return False
+    if indent:
+        parsed = parsed[0].body  # type: ignore[attr-defined]
     if len(parsed) != 1 or type(parsed[0]) is not type(stub):
         return False
     if parsed[0].name != stub.name:  # type: ignore[attr-defined]
