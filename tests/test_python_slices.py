@@ -314,3 +314,21 @@ def test_nesting_too_deep_for_the_parser_is_reported_as_by_a_whole_parse():
         deep = "def f():\n    return " + "+".join(["a"] * depth) + "\n"
         text = "import torch\n" + deep + "def g():\n    torch.cuda.init()\n"
         assert findings(text, sliced=True) == findings(text, sliced=False), depth
+
+
+def test_import_lines_are_candidate_lines():
+    # the index the slices are chosen by: an import binds names that later lines resolve
+    text = (
+        "import os\n"
+        "  from a.b import c\n"
+        "x = 1  # import y\n"
+        "from importlib import reload\n"
+        "importlib.reload(x)\n"
+        "\timport sys as s\n"
+        "print('import z')\n"
+    )
+    relevance = Relevance(text)
+    assert [n for n in range(1, 8) if relevance.has_candidate(n, n)] == [1, 2, 4, 6]
+    # lines that end in a lone carriage return: only the first starts after a line feed
+    relevance = Relevance(text.replace("\n", "\r"))
+    assert [n for n in range(1, 8) if relevance.has_candidate(n, n)] == [1]
