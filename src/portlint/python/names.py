@@ -70,19 +70,44 @@ def function_locals(node: ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda) -
             scope.bindings[arg.arg] = UNKNOWN
     body = node.body if isinstance(node.body, list) else [node.body]
     for statement in body:
-        for child in _walk_same_scope(statement):
-            if not isinstance(child, BINDING_NODES):
-                continue  # most nodes: tested once, not against every branch below
-            if isinstance(child, ast.Name) and isinstance(child.ctx, ast.Store | ast.Del):
-                scope.bindings.setdefault(child.id, UNKNOWN)
-            elif isinstance(child, ast.Import | ast.ImportFrom):
-                scope.bindings.update(import_bindings(child))
-            elif _binds_own_name(child):
-                scope.bindings[child.name] = UNKNOWN
-            elif isinstance(child, ast.Global | ast.Nonlocal):
-                for name in child.names:
-                    scope.bindings.pop(name, None)
+        # A walk that does not enter nested functions, lambdas or classes (their own scopes).
+        # Names and constants (half the nodes) have no children. The order of the walk is
+        # kept: an import and an assignment of one name, whichever comes first decides.
+        stack = [statement]
+        while stack:
+            current = stack.pop()
+            kind = type(current)
+            if kind is ast.Name:
+                if isinstance(current.ctx, ast.Store | ast.Del):
+                    scope.bindings.setdefault(current.id, UNKNOWN)
+                continue
+            if kind is ast.Constant:
+                continue
+            if kind in BINDING_KINDS:
+                _bind(scope, current)
+            for child in child_nodes(current):
+                if isinstance(child, NEW_SCOPES):
+                    _bind(scope, child)  # the definition binds its name here; its body is
+                    stack.extend(child.decorator_list)  # another scope
+                elif isinstance(child, ast.Lambda):
+                    stack.extend(child.args.defaults)
+                else:
+                    stack.append(child)
     return scope
+
+
+#: The node types other than names that can bind a name in a function.
+BINDING_KINDS = frozenset(BINDING_NODES) - {ast.Name}
+
+
+def _bind(scope: Scope, child: ast.AST) -> None:
+    if isinstance(child, ast.Import | ast.ImportFrom):
+        scope.bindings.update(import_bindings(child))
+    elif _binds_own_name(child):
+        scope.bindings[child.name] = UNKNOWN  # type: ignore[attr-defined]
+    elif isinstance(child, ast.Global | ast.Nonlocal):
+        for name in child.names:
+            scope.bindings.pop(name, None)
 
 
 def _binds_own_name(node: ast.AST) -> bool:
@@ -92,22 +117,6 @@ def _binds_own_name(node: ast.AST) -> bool:
 
 
 NEW_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
-
-
-def _walk_same_scope(node: ast.AST):
-    """ast.walk that does not enter nested functions, lambdas or classes (their own scopes)."""
-    stack = [node]
-    while stack:
-        current = stack.pop()
-        yield current
-        for child in child_nodes(current):
-            if isinstance(child, NEW_SCOPES):
-                yield child  # the definition binds its name here; its body is another scope
-                stack.extend(child.decorator_list)
-            elif isinstance(child, ast.Lambda):
-                stack.extend(child.args.defaults)
-            else:
-                stack.append(child)
 
 
 class NameResolver:
