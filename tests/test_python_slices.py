@@ -169,6 +169,8 @@ def test_a_stand_in_filled_is_the_definition():
         # names of vendors in a class name and in a registering decorator
         "import torch\nclass NpuPlatform(Platform): pass\n",
         'import torch\n@register("n" "pu")\ndef op(): pass\n',
+        'import torch\nclass A:\n    @property\n    @register(\n        "XPU",\n    )\n'
+        "    def op(self): pass\n",
         # an ``if`` whose analysis reads the statements around it
         "import torch\nif not torch.cuda.is_available():\n    raise SystemExit\ndef f(): pass\n",
         "import torch\nif x is None:\n    x = 1\ndef f(): pass\n",
@@ -249,6 +251,13 @@ def test_a_method_the_walk_reaches_through_a_name_is_parsed_then():
     _, stubs = parse(text)
     assert [s.name for s in stubs] == ["plain", "also_plain"]
     assert findings(text, sliced=True) == findings(text, sliced=False)
+
+
+def test_decorator_like_lines_in_a_docstring_are_read_once():
+    doc = "".join(f"    @param p{n}: 'a string'\n" for n in range(300))
+    text = f'import torch\ndef f():\n    """\n{doc}    """\n'
+    _, stubs = parse(text)
+    assert [s.name for s in stubs] == ["f"]
 
 
 def test_a_decorator_string_that_is_no_vendor_leaves_the_definition_out():

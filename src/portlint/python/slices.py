@@ -38,6 +38,7 @@ building, mapping and freeing the nodes of the definitions left out (about 70% o
 from __future__ import annotations
 
 import ast
+import bisect
 import itertools
 import re
 import symtable
@@ -55,10 +56,9 @@ CONTINUATION = re.compile(r"(?:else|elif|except|finally)\b")
 #: The first line of a function or class definition, with an ASCII name (the parser normalises
 #: other names, so the text would not say the name the tree holds).
 HEADER = re.compile(r"(?:(async)[ \t]+)?(def|class)[ \t]+([A-Za-z_][A-Za-z0-9_]*)[ \t]*[(:\[]")
-#: A decorator, up to the definition it decorates.
-DECORATOR = re.compile(
-    r"^[ \t]*@.*?^[ \t]*(?:async[ \t]+def|def|class)\b", re.MULTILINE | re.DOTALL
-)
+#: The keyword of a definition, and what may stand before it on its line.
+DEFINITION_WORD = re.compile(r"(?:def|class)\b")
+BEFORE_DEFINITION = re.compile(r"[ \t]*(?:async[ \t]+)?")
 
 
 @dataclass(frozen=True)
@@ -222,7 +222,7 @@ def _may_register(lines: list[str], piece: Slice, words: Mapping[str, str]) -> b
     text = _text(lines, piece)
     if "@" not in text:
         return False
-    for decorator in DECORATOR.findall(text):
+    for decorator in _decorators(text):
         if '"' not in decorator and "'" not in decorator:
             continue
         if "\\" in decorator or "#" in decorator:
@@ -233,6 +233,27 @@ def _may_register(lines: list[str], piece: Slice, words: Mapping[str, str]) -> b
             if any(value.lower() in words for value in values):
                 return True
     return False
+
+
+def _decorators(text: str) -> list[str]:
+    """Each decorator in ``text``: from an ``@`` that starts a line to the definition after
+    it (or the end). Found from literal text, in one pass: a line-start expression would be
+    tried at every position, and once per decorator where no definition follows."""
+    definitions = [
+        match.start()
+        for match in DEFINITION_WORD.finditer(text)
+        if BEFORE_DEFINITION.fullmatch(text, text.rfind("\n", 0, match.start()) + 1, match.start())
+    ]
+    found = []
+    at = text.find("@")
+    while at >= 0:
+        if not text[text.rfind("\n", 0, at) + 1 : at].strip(" \t"):
+            following = bisect.bisect_right(definitions, at)
+            found.append(
+                text[at : definitions[following] if following < len(definitions) else None]
+            )
+        at = text.find("@", at + 1)
+    return found
 
 
 #: The text of a string literal, without prefix or quotes.
