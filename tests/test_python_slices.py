@@ -310,6 +310,16 @@ def test_a_definition_the_walk_reaches_through_a_name_is_parsed_then():
     ]
 
 
+@pytest.mark.parametrize("newline", ["\r\n", "\r"])
+def test_other_line_endings_give_the_same_findings(newline):
+    text = (FLOW + MEMBERS.replace("import torch\n", "")).replace("\n", newline)
+    _, stubs = parse(text)
+    assert [s.name for s in stubs] == ["helper", "other", "plain", "also_plain"]
+    sliced = findings(text, sliced=True)
+    assert sliced == findings(text, sliced=False)
+    assert [f["line"] for f in sliced] == [3, 16, 32]
+
+
 def test_a_syntax_error_in_a_definition_left_out_is_still_reported():
     text = 'import torch\n\ndef f():\n    print "x"\n\ndef g():\n    torch.cuda.init()\n'
     sliced = findings(text, sliced=True)
