@@ -1,11 +1,15 @@
 """Time and peak memory of one run on one large generated file, against the file's size.
 
-    python benchmarks/big_inputs.py [--mb 1 2 4] [--format concise]
+    python benchmarks/big_inputs.py [--mb 1 2 4] [--format concise] [--per-finding]
 
 For each size: a Python file of ``torch.cuda.synchronize()`` lines (one finding per 25 bytes) and a
 ``.cu`` file of ``cudaMalloc`` calls, each linted in a fresh process; prints the findings, seconds
 and the process's peak resident memory, also as a multiple of the file size. A file above
 ``max-file-size`` (default 10MB) is not read at all: one "file too large" finding.
+
+``--per-finding`` measures in this process, with tracemalloc, what one finding costs once the file
+is analysed (the memory its result keeps, per finding) and the analysis's peak (the syntax tree
+and the checks' state), per byte of input.
 """
 
 from __future__ import annotations
@@ -41,7 +45,16 @@ def measure(path: Path, fmt: str) -> tuple[int, float, int]:
         "lines = proc.stdout.count(b'\\n')\n"
         "print(lines, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)\n"
     )
-    command = [sys.executable, "-m", "portlint", "--isolated", "--output-format", fmt, str(path)]
+    command = [
+        sys.executable,
+        "-m",
+        "portlint",
+        "--isolated",
+        "--no-cache",
+        "--output-format",
+        fmt,
+        str(path),
+    ]
     start = time.perf_counter()
     out = subprocess.run(
         [sys.executable, "-c", code, *command], capture_output=True, text=True, check=True
@@ -50,11 +63,46 @@ def measure(path: Path, fmt: str) -> tuple[int, float, int]:
     return int(out[0]), seconds, int(out[1]) * 1024
 
 
+def per_finding(sites: int = 10_000) -> None:
+    import gc
+    import tracemalloc
+
+    from portlint.config import Settings
+    from portlint.engine import lint_source
+    from portlint.model import SourceFile
+
+    print("| file | findings | bytes kept per finding | analysis peak / input size |")
+    print("|---|---:|---:|---:|")
+    inputs = {
+        "big.py": ("python", "import torch\n" + PYTHON_LINE * sites),
+        "big.cu": ("cxx", "void f() {\n  void *p;\n" + CUDA_LINE * sites + "}\n"),
+    }
+    for name, (language, text) in inputs.items():
+        source = SourceFile(name, text)
+        lint_source(source, language, Settings())  # imports and tables, outside the count
+        gc.collect()
+        tracemalloc.start()
+        before = tracemalloc.get_traced_memory()[0]
+        result = lint_source(source, language, Settings())
+        gc.collect()
+        kept, peak = tracemalloc.get_traced_memory()
+        tracemalloc.stop()
+        count = len(result.findings)
+        print(
+            f"| {name} | {count:,} | {(kept - before) / count:,.0f} | "
+            f"{(peak - before) / len(text.encode()):.0f} |"
+        )
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--mb", type=float, nargs="+", default=[1.0, 2.0, 4.0])
     parser.add_argument("--format", default="concise")
+    parser.add_argument("--per-finding", action="store_true", help="tracemalloc, in-process")
     args = parser.parse_args()
+    if args.per_finding:
+        per_finding()
+        return 0
     print("| file | size MB | output lines | seconds | peak RSS MB | RSS / size |")
     print("|---|---:|---:|---:|---:|---:|")
     with tempfile.TemporaryDirectory() as folder:

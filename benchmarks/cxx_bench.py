@@ -29,6 +29,7 @@ from portlint.config import Settings
 from portlint.cxx.analyser import analyse_cxx, is_candidate
 from portlint.discover import LANGUAGE_BY_SUFFIX, Candidate
 from portlint.engine import UnreadableFile, lint_paths, read_source
+from portlint.sink import collect
 
 CXX_SUFFIXES = {s for s, language in LANGUAGE_BY_SUFFIX.items() if language == "cxx"}
 HIPIFY_SCRIPT = """
@@ -65,7 +66,7 @@ def time_in_process(files: list[Path]) -> tuple[float, int, int]:
             continue
         if is_candidate(source.text):
             parsed += 1
-            findings += len(analyse_cxx(source, catalog))
+            findings += len(collect(analyse_cxx, source, catalog, None))
     return time.perf_counter() - start, parsed, findings
 
 

@@ -8,7 +8,11 @@ its memory must not grow with the tree), next to ``ruff check --no-cache --selec
 Peak memory is the largest resident set of the run's processes (``wait4``'s ``ru_maxrss``: with
 workers, the largest of the main process and its workers).
 
-    python benchmarks/scale_bench.py [--runs 1] [--copies 10]
+``--findings`` lints a generated tree where every file has findings instead (``FILES_PER_COPY``
+Python and CUDA files of ``SITES`` findings each, and ten copies of it), in each output format
+with ``-j 1``: the main process must not hold every file's findings, whatever the format.
+
+    python benchmarks/scale_bench.py [--runs 1] [--copies 10] [--findings]
 
 Standard library only.
 """
@@ -47,6 +51,51 @@ def _link(source: str, target: str) -> None:
         shutil.copy2(source, target)
 
 
+#: Files of each kind in one copy of the generated tree, and findings in each file.
+FILES_PER_COPY = 200
+SITES = 50
+PYTHON_SITE = "torch.cuda.synchronize()\n"
+CUDA_SITE = "  cudaMalloc(&p, 4);\n"
+FORMATS = ("json", "concise", "text", "sarif", "junit", "github")
+
+
+def findings_tree(copies: int) -> Path:
+    """``copies`` copies of a tree of Python and CUDA files that are all findings."""
+    root = CACHE / f"findings-x{copies}"
+    done = root / ".complete"
+    if done.exists():
+        return root
+    shutil.rmtree(root, ignore_errors=True)
+    python = "import torch\n" + PYTHON_SITE * SITES
+    cuda = "void f() {\n  void *p;\n" + CUDA_SITE * SITES + "}\n"
+    for index in range(copies):
+        folder = root / f"copy{index}"
+        folder.mkdir(parents=True)
+        for number in range(FILES_PER_COPY):
+            (folder / f"m{number}.py").write_text(python, encoding="utf-8")
+            (folder / f"k{number}.cu").write_text(cuda, encoding="utf-8")
+    done.write_text("", encoding="utf-8")
+    return root
+
+
+def findings_main(args: argparse.Namespace) -> int:
+    portlint = tool_command("portlint")
+    print(f"machine: {os.cpu_count()} CPUs, Python {sys.version.split()[0]}")
+    print(f"\n  {'tree':<6}{'files':>7}{'findings':>10}  {'format':<9}{'wall s':>8}{'peak MB':>9}")
+    for copies in (1, args.copies):
+        folder = findings_tree(copies)
+        files = 2 * FILES_PER_COPY * copies
+        for name in FORMATS:
+            command = [*portlint, "--isolated", "--no-cache", "-j", "1", "--output-format", name]
+            runs = [measure([*command, "."], folder) for _ in range(args.runs)]
+            wall = statistics.median(r[0] for r in runs)
+            peak = max(r[2] for r in runs)
+            print(
+                f"  {f'{copies}x':<6}{files:>7}{files * SITES:>10,}  {name:<9}{wall:>8.2f}{peak:>9}"
+            )
+    return 0
+
+
 def measure(command: list[str], cwd: Path) -> tuple[float, float, int]:
     """Wall seconds, CPU seconds (workers included) and peak RSS in MB of one run."""
     start = time.perf_counter()
@@ -65,7 +114,12 @@ def main() -> int:
     parser.add_argument("--runs", type=int, default=1, help="runs of each command (default: 1)")
     parser.add_argument("--copies", type=int, default=10, help="size of the large tree")
     parser.add_argument("--version", default=TRANSFORMERS_VERSION, help="transformers version")
+    parser.add_argument(
+        "--findings", action="store_true", help="a generated tree where every file has findings"
+    )
     args = parser.parse_args()
+    if args.findings:
+        return findings_main(args)
 
     tree = fetch_tree(args.version)
     trees = {"1x": tree.parent, f"{args.copies}x": copies_of(tree, args.copies)}

@@ -26,6 +26,7 @@ from portlint.config import Settings
 from portlint.engine import UnreadableFile, read_source
 from portlint.output.json_format import finding_to_json
 from portlint.python import analyser, prefilter, slices
+from portlint.sink import FindingList
 
 
 def python_files(root: Path) -> list[Path]:
@@ -40,7 +41,9 @@ class Counts:
 
 
 def findings_json(source, catalog, settings: Settings, sliced: bool) -> list[dict]:
-    findings = analyser.analyse_python(source, catalog, settings, sliced=sliced)
+    sink = FindingList()
+    analyser.analyse_python(source, catalog, settings, sink, sliced=sliced)
+    findings = sink.findings
     return [finding_to_json(f) for f in sorted(findings, key=lambda f: (f.span, f.code))]
 
 

@@ -321,10 +321,10 @@ def test_an_internal_error_in_one_file_is_reported_and_the_run_goes_on(tmp_path,
 
     original = analyser.analyse_python
 
-    def explode(source, catalog, settings=None):
+    def explode(source, catalog, settings, sink):
         if source.path.endswith("bad.py"):
             raise RuntimeError("boom")
-        return original(source, catalog, settings)
+        original(source, catalog, settings, sink)
 
     monkeypatch.setattr(analyser, "analyse_python", explode)
     write(tmp_path / "bad.py", CUDA)

@@ -15,6 +15,7 @@ from portlint.config import Settings
 from portlint.engine import lint_source, read_source
 from portlint.fix import FixPolicy
 from portlint.model import SourceFile
+from portlint.python.transform import fix_python
 from portlint.writer import FileChanged, write_source
 from support import FIXTURES, check_against_expected, run_cli
 
@@ -247,12 +248,14 @@ def test_fix_mode_alone_imports_libcst(tmp_path):
 
 
 def test_fix_mode_resolves_names_with_scope_metadata():
-    # Detection's small scope model takes a comprehension variable named torch for the module;
-    # fix mode's libcst scopes know better, so the site keeps its finding and gets no change.
-    text = "import torch\n\nrun_all = [torch.cuda.synchronize() for torch in ()]\n"
-    source = SourceFile("comprehension.py", text)
-    findings = lint_source(source, "python", Settings()).findings
+    # Fix mode checks what each site means with libcst's scopes, whatever detection said: a fix
+    # made for ``torch`` the module is refused where ``torch`` is a comprehension variable.
+    module = "import torch\n\nrun_all = [torch.cuda.synchronize() for x in ()]\n"
+    local = "import torch\n\nrun_all = [torch.cuda.synchronize() for torch in ()]\n"
+    findings = lint_source(SourceFile("c.py", module), "python", Settings()).findings
     assert [f.code for f in findings if f.fix] == ["PRT201"]
-    result = lint_source(source, "python", Settings(), FixPolicy(unsafe=True))
-    assert (result.fixed_text or text) == text
-    assert not result.fixes_applied
+    assert not lint_source(SourceFile("c.py", local), "python", Settings()).findings
+    fixed, applied, problem = fix_python(module, findings, FixPolicy(unsafe=True), Settings())
+    assert applied and fixed != module and problem is None
+    fixed, applied, problem = fix_python(local, findings, FixPolicy(unsafe=True), Settings())
+    assert (fixed, list(applied), problem) == (local, [], None)

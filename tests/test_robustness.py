@@ -376,10 +376,11 @@ def test_fifos_are_skipped_before_opening(tmp_path):
     )
     named = run_subprocess("--isolated", "pipe.py", "nosuffix", "Dockerfile", cwd=tmp_path)
     assert (named.returncode, named.stdout) == (0, "All checks passed (0 files checked).\n")
+    # Files are linted, and their warnings given, in path order (the order of the report).
     assert named.stderr == (
         "portlint: warning: nosuffix: not a file type portlint checks; skipped\n"
-        "portlint: warning: pipe.py: not a regular file (a named pipe); skipped\n"
         "portlint: warning: Dockerfile: not a regular file (a named pipe); skipped\n"
+        "portlint: warning: pipe.py: not a regular file (a named pipe); skipped\n"
     )
 
 

@@ -29,6 +29,7 @@ from portlint.catalog import load_catalog
 from portlint.cxx.analyser import analyse_cxx, is_candidate
 from portlint.discover import LANGUAGE_BY_SUFFIX
 from portlint.engine import UnreadableFile, read_source
+from portlint.sink import collect
 
 HERE = Path(__file__).parent
 CXX_SUFFIXES = {s for s, language in LANGUAGE_BY_SUFFIX.items() if language == "cxx"}
@@ -101,7 +102,8 @@ def hazard_findings(tree: Path):
         if not is_candidate(source.text):
             continue
         relative = path.relative_to(tree).as_posix()
-        for finding in analyse_cxx(replace(source, path=relative), catalog):
+        found = collect(analyse_cxx, replace(source, path=relative), catalog, None)
+        for finding in sorted(found, key=lambda f: (f.span, f.code)):
             if finding.code.startswith("PRT8"):
                 symbol = " ".join(finding.symbol.split())
                 yield relative, finding.span.line, finding.code, symbol, finding.message

@@ -7,7 +7,7 @@ import io
 import os
 import sys
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn, TextIO
 
@@ -28,8 +28,8 @@ from portlint.engine import lint_paths
 from portlint.fix import FixPolicy
 from portlint.gitdiff import MODES
 from portlint.model import ALL_TARGETS, FileResult, Finding, SourceFile
-from portlint.output import FORMATS, render
-from portlint.output.report import Report, printable
+from portlint.output import FORMATS, Output, writer
+from portlint.output.report import Report, Writer, printable
 
 if TYPE_CHECKING:
     from portlint.cache import Cache
@@ -260,45 +260,56 @@ def run_check(argv: Sequence[str]) -> int:
     if args.fix or args.diff:
         fixing = FixPolicy(unsafe=args.unsafe_fixes, targets=settings.targets)
     cache = open_cache(args, settings)
+    # In path order, one file at a time: each file's findings are written as it is done.
     results = lint_paths(candidates, settings, jobs=args.jobs, fixing=fixing, cache=cache)
     if show_progress(args):
         from portlint.progress import with_progress
 
         results = with_progress(results, sum(c.language != "unknown" for c in candidates))
-    run = collect(results, args)
-    problem = cache.save() if cache is not None else None
-    if problem:
-        warn(problem)
-    findings, fixed = run.findings, run.fixed
-    if args.diff:
-        sys.stdout.write("".join(sorted(run.diffs)))
-        if fixed:
-            sys.stderr.write(f"Would fix {len(fixed)} finding{'s' if len(fixed) != 1 else ''}.\n")
-        return EXIT_FINDINGS if fixed else EXIT_CLEAN
     linted = [c.path for c in candidates if c.language != "unknown"]
+    run = RunResults()
+    if args.diff:
+        for result in results:
+            handle_result(result, args, run)
+        save_cache(cache)
+        if run.fixed:
+            plural = "s" if run.fixed != 1 else ""
+            sys.stderr.write(f"Would fix {run.fixed} finding{plural}.\n")
+        return EXIT_FINDINGS if run.fixed else EXIT_CLEAN
+    output_results: Iterable[tuple[Sequence[Finding], Sequence[Finding]]]
     if reviewing:
+        # Baselines, diffs against a branch and noqa comments need every finding first.
+        findings: list[Finding] = []
+        fixed: list[Finding] = []
+        for result in results:
+            found, applied = handle_result(result, args, run)
+            findings.extend(found)
+            fixed.extend(applied)
+        save_cache(cache)
         findings, status = run_review(args, findings, linted)
         if status is not None:
             return status
+        fixes_first: list[tuple[Sequence[Finding], Sequence[Finding]]] = [((), fixed)]
+        output_results = [*fixes_first, *((group, ()) for group in _by_file(findings))]
+    else:
+        output_results = (handle_result(result, args, run) for result in results)
     stream, close = _open_output(args.output_file)
     try:
         report = Report(
-            findings=findings,
+            findings=[],
             targets=report_targets(configurations),
             catalog=catalog,
-            files_checked=len(linted) - run.skipped,
             terminal=stream.isatty() and "NO_COLOR" not in os.environ,
-            fixed=fixed,
             unsafe_fixes=args.unsafe_fixes,
             show_fixes=args.show_fixes,
             quiet=args.quiet,
         )
-        if args.statistics:  # the counts only, as ruff prints them
-            from portlint.output import statistics
-
-            statistics.render(report, stream, json_format=args.output_format == "json")
-        else:
-            render(args.output_format, report, stream)
+        output = Output(report, _format_writer(args, report, stream))
+        for found, applied in output_results:
+            output.file(found, applied)
+        if not reviewing:
+            save_cache(cache)
+        output.finish(files_checked=len(linted) - run.skipped)
     finally:
         if close:
             stream.close()
@@ -306,9 +317,30 @@ def run_check(argv: Sequence[str]) -> int:
         return EXIT_ERROR
     if run.not_written:
         return EXIT_FINDINGS  # even with --exit-zero: the run did not do what it was asked
-    if findings and not args.exit_zero:
+    if output.findings and not args.exit_zero:
         return EXIT_FINDINGS
     return EXIT_CLEAN
+
+
+def _format_writer(args: argparse.Namespace, report: Report, stream: TextIO) -> Writer:
+    if args.statistics:  # the counts only, as ruff prints them
+        from portlint.output import statistics
+
+        return statistics.Writer(report, stream, json_format=args.output_format == "json")
+    return writer(args.output_format, report, stream)
+
+
+def _by_file(findings: list[Finding]) -> Iterable[list[Finding]]:
+    from itertools import groupby
+
+    ordered = sorted(findings, key=lambda f: (f.path, f.span, f.code))
+    return (list(group) for _, group in groupby(ordered, key=lambda f: f.path))
+
+
+def save_cache(cache: Cache | None) -> None:
+    problem = cache.save() if cache is not None else None
+    if problem:
+        warn(problem)
 
 
 def open_cache(args: argparse.Namespace, settings: Settings) -> Cache | None:
@@ -336,9 +368,10 @@ def show_progress(args: argparse.Namespace) -> bool:
 
 @dataclass
 class RunResults:
-    findings: list[Finding] = field(default_factory=list)
-    fixed: list[Finding] = field(default_factory=list)
-    diffs: list[str] = field(default_factory=list)
+    """What a run counts besides the findings (the output counts those)."""
+
+    #: Findings fixed (with --diff: that would be fixed).
+    fixed: int = 0
     internal_errors: int = 0
     #: Files whose fixes could not be written (their findings are all still reported).
     not_written: int = 0
@@ -346,37 +379,35 @@ class RunResults:
     skipped: int = 0
 
 
-def collect(results: Iterable[FileResult], args: argparse.Namespace) -> RunResults:
-    """Gather the findings; write fixed files (or their diffs with --diff); report problems."""
-    run = RunResults()
-    for result in results:
-        if result.internal_error:
-            run.internal_errors += 1
-            sys.stderr.write(f"portlint: error: {printable(result.path)}: {result.error}\n")
-        elif result.error and (not result.findings or args.fix or args.diff):
-            warn(f"{result.path}: {result.error}")  # skipped, or left unfixed
-            run.skipped += not result.findings
-        if result.fixed_text is None or result.source is None:
-            run.findings.extend(result.findings)
-            continue
-        if args.diff:
-            run.diffs.append(unified_diff(result.source, result.fixed_text))
-        else:
-            # Imported here (tempfile, shutil): a check run writes nothing.
-            from portlint.writer import FileChanged, NotWritable, write_source
+def handle_result(
+    result: FileResult, args: argparse.Namespace, run: RunResults
+) -> tuple[Sequence[Finding], Sequence[Finding]]:
+    """One file's result: its problems reported, its fixes written (or, with --diff, their diff
+    printed). Returns the findings to report and the fixes applied."""
+    if result.internal_error:
+        run.internal_errors += 1
+        sys.stderr.write(f"portlint: error: {printable(result.path)}: {result.error}\n")
+    elif result.error and (not result.findings or args.fix or args.diff):
+        warn(f"{result.path}: {result.error}")  # skipped, or left unfixed
+        run.skipped += not result.findings
+    if result.fixed_text is None or result.source is None:
+        return result.findings, ()
+    if args.diff:
+        sys.stdout.write(unified_diff(result.source, result.fixed_text))
+    else:
+        # Imported here (tempfile, shutil): a check run writes nothing.
+        from portlint.writer import FileChanged, NotWritable, write_source
 
-            try:
-                write_source(result.source, result.fixed_text)
-            except (FileChanged, NotWritable, OSError) as error:
-                # Nothing lost: the file keeps every finding it had, and the run fails.
-                reason = error.strerror if isinstance(error, OSError) else str(error)
-                warn(f"{result.path}: not fixed: {reason or error}")
-                run.findings.extend(result.findings_before_fix or result.findings)
-                run.not_written += 1
-                continue
-        run.findings.extend(result.findings)
-        run.fixed.extend(result.fixes_applied)
-    return run
+        try:
+            write_source(result.source, result.fixed_text)
+        except (FileChanged, NotWritable, OSError) as error:
+            # Nothing lost: the file keeps every finding it had, and the run fails.
+            reason = error.strerror if isinstance(error, OSError) else str(error)
+            warn(f"{result.path}: not fixed: {reason or error}")
+            run.not_written += 1
+            return result.findings_before_fix or result.findings, ()
+    run.fixed += len(result.fixes_applied)
+    return result.findings, result.fixes_applied
 
 
 def unified_diff(source: SourceFile, fixed_text: str) -> str:

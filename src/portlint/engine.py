@@ -26,6 +26,7 @@ from portlint.discover import Candidate, matches_glob
 from portlint.fix import MAX_ROUNDS, FixPolicy, apply_fixes
 from portlint.languages import is_python_path
 from portlint.model import FileResult, Finding, SourceFile, Span
+from portlint.sink import FindingList
 from portlint.suppress import (
     UNUSED_SUPPRESSION,
     check_suppressions,
@@ -44,9 +45,10 @@ PARALLEL_THRESHOLD = 24
 INLINE_SECONDS = 0.15
 #: Files per job sent to a worker, at most (small files cost less than sending them one by one).
 BATCH_SIZE = 16
-#: Batches sent but not yet answered, per worker: enough to keep workers busy, few enough that
-#: texts and results in flight stay bounded however large the tree.
-IN_FLIGHT_PER_WORKER = 2
+#: Batches sent but not yet answered, per worker: enough to keep workers busy while the oldest
+#: batch (whose results are given back first) finishes, few enough that texts and results in
+#: flight stay bounded however large the tree.
+IN_FLIGHT_PER_WORKER = 4
 BINARY_SNIFF = 8192
 #: Findings about the input itself: with them present, no suppression can be judged unused.
 INPUT_PROBLEMS = ("PRT001", "PRT002")
@@ -58,9 +60,9 @@ class Analyser:
 
     module: str
     candidate: str
+    #: ``analyse(source, catalog, settings, sink)`` emits the file's findings into the sink
+    #: (``portlint.sink``).
     analyse: str
-    #: ``analyse`` takes the run's settings as a third argument (for settings-dependent fixes).
-    takes_settings: bool = False
     #: ``after_fix(original, fixed) -> text``: tidy-up after fixes (unused imports), and
     #: ``check_fixed(text) -> str | None``: an error message if fixed text no longer parses.
     after_fix: str | None = None
@@ -82,7 +84,6 @@ ANALYSERS: dict[str, Analyser] = {
         "portlint.python.analyser",
         "portlint.python.prefilter:is_candidate",
         "analyse_python",
-        takes_settings=True,
         apply_fixes="portlint.python.transform:fix_python",
     ),
     # Build and deployment files (portlint.deploy); one prefilter for all of them.
@@ -90,7 +91,6 @@ ANALYSERS: dict[str, Analyser] = {
         "portlint.deploy.analysers",
         "is_setup_py_candidate",
         "analyse_setup_py",
-        takes_settings=True,
         after_fix="portlint.python.tidy:tidy_after_fix",
         check_fixed="portlint.python.tidy:syntax_error",
     ),
@@ -101,7 +101,7 @@ ANALYSERS: dict[str, Analyser] = {
     "pyproject": Analyser("portlint.deploy.analysers", "is_candidate", "analyse_pyproject"),
     "setup-cfg": Analyser("portlint.deploy.analysers", "is_candidate", "analyse_setup_cfg"),
     "cmake": Analyser("portlint.deploy.analysers", "is_candidate", "analyse_cmake"),
-    "cxx": Analyser("portlint.cxx.analyser", "is_candidate", "analyse_cxx", takes_settings=True),
+    "cxx": Analyser("portlint.cxx.analyser", "is_candidate", "analyse_cxx"),
 }
 #: Languages whose files declare their encoding as Python source does (PEP 263).
 PYTHON_LANGUAGES = frozenset({"python", "python-setup"})
@@ -222,11 +222,12 @@ def unreadable_finding(path: str, reason: str, catalog: Catalog) -> Finding:
 def analyse_source(
     source: SourceFile, language: str, catalog: Catalog, settings: Settings
 ) -> list[Finding]:
+    """What the file's analyser emits, in the order it emits them: the engine's sink for the
+    file, which selection, suppressions, sorting, the cache and fix selection then consume."""
     analyser = ANALYSERS[language]
-    analyse = analyser.load(analyser.analyse)
-    if analyser.takes_settings:
-        return analyse(source, catalog, settings)
-    return analyse(source, catalog)
+    sink = FindingList()
+    analyser.load(analyser.analyse)(source, catalog, settings, sink)
+    return sink.findings
 
 
 def select_findings(
@@ -426,31 +427,42 @@ def lint_paths(
     fixing: FixPolicy | None = None,
     cache: Cache | None = None,
 ) -> Iterator[FileResult]:
-    """Results for every candidate file: clean files too, in no particular order. Each file uses
-    its own settings (``candidate.settings``) when it has them, and its own cache entry.
+    """Results for every candidate file, clean files too, in the order of their paths (the
+    order every output format lists findings in), so that a caller can write each file's
+    findings when it is done and keep nothing. Each file uses its own settings
+    (``candidate.settings``) when it has them, and its own cache entry.
 
     The files the cache answers for are not read. The rest are read, prefiltered and linted in
     this process when there are few of them, else by worker processes that take paths in
     batches (a bounded number in flight), so this process only walks, looks up and prints.
     """
-    pending = []
-    for candidate in candidates:
+    # Each entry: a result the cache gave (None: it has findings, looked up again when its
+    # turn comes, so that a warm run does not hold them all), or a job to run.
+    entries: list[tuple[Job, FileResult | None] | Job] = []
+    ordered = sorted(candidates, key=lambda candidate: str(candidate.path))
+    for candidate in ordered:
         if candidate.language not in ANALYSERS:
             continue
         path = str(candidate.path)
         own = candidate.settings or settings  # its closest configuration, else the run's
+        policy = fixing and replace(fixing, targets=own.targets)
         known = None
         if cache is not None:
             findings, known = cache.lookup(path, own)
             # Fixing needs the analysis of a file with findings; a clean file needs nothing.
             if findings is not None and (fixing is None or not findings):
-                yield FileResult(path, findings)
+                job = Job(path, candidate.language, own, policy, True)
+                entries.append((job, None if findings else FileResult(path, ())))
                 continue
-        policy = fixing and replace(fixing, targets=own.targets)
         if fixing is not None:
             known = None
-        pending.append(Job(path, candidate.language, own, policy, cache is not None, known))
-    for job, (result, stamp) in run_jobs(pending, jobs):
+        entries.append(Job(path, candidate.language, own, policy, cache is not None, known))
+    done = run_jobs([entry for entry in entries if isinstance(entry, Job)], jobs)
+    for entry in entries:
+        if isinstance(entry, tuple):
+            yield _cached(entry[0], entry[1], cache)
+            continue
+        job, (result, stamp) = next(done)
         if result is None:
             assert cache is not None and stamp is not None
             result = FileResult(job.path, cache.hit_by_content(job.path, job.settings, stamp))
@@ -459,8 +471,23 @@ def lint_paths(
         yield result
 
 
+def _cached(job: Job, result: FileResult | None, cache: Cache | None) -> FileResult:
+    """A file the cache answered for when the run started."""
+    if result is not None:
+        return result
+    assert cache is not None
+    findings, _ = cache.lookup(job.path, job.settings)
+    if findings is not None:
+        return FileResult(job.path, findings)
+    outcome, stamp = run_job(replace(job, known_hash=None))  # it changed meanwhile
+    assert outcome is not None
+    if stamp is not None:
+        cache.store(job.path, job.settings, stamp, outcome.findings)
+    return outcome
+
+
 def run_jobs(pending: list[Job], jobs: int | None) -> Iterator[tuple[Job, Outcome]]:
-    """Each job with its outcome, as they finish.
+    """Each job with its outcome, in the order of ``pending``.
 
     Jobs run in this process first; once that has taken ``INLINE_SECONDS`` and enough jobs are
     left, the rest go to worker processes (starting them costs more than a short run takes).
@@ -480,43 +507,47 @@ def run_jobs(pending: list[Job], jobs: int | None) -> Iterator[tuple[Job, Outcom
 
 
 def _run_in_workers(pending: list[Job], workers: int) -> Iterator[tuple[Job, Outcome]]:
-    from concurrent.futures import FIRST_COMPLETED, wait
+    """Batches go to the workers in order, a bounded number ahead of the one whose outcomes are
+    given back next: outcomes come back in the order of ``pending``, and only the batches in
+    flight are held."""
+    from collections import deque
     from concurrent.futures.process import BrokenProcessPool
 
     size = max(1, min(BATCH_SIZE, len(pending) // (workers * 4)))
-    batches = iter([pending[i : i + size] for i in range(0, len(pending), size)])
-    in_flight: dict[Future[list[Outcome]], list[Job]] = {}
+    in_flight: deque[tuple[Future[list[Outcome]] | None, list[Job]]] = deque()
     # Loaded once here rather than in every worker: forked workers inherit them.
     load_catalog()
     for language in {job.language for job in pending}:
         importlib.import_module(ANALYSERS[language].module)
     pool = _start_pool(workers)
     try:
-        for batch in batches:
+        for start in range(0, len(pending), size):
+            batch = pending[start : start + size]
             try:
-                in_flight[pool.submit(_run_batch, batch)] = batch
+                in_flight.append((pool.submit(_run_batch, batch), batch))
             except BrokenProcessPool:
-                yield from _died(batch)
-                continue
-            while len(in_flight) >= workers * IN_FLIGHT_PER_WORKER:
-                yield from _finished(in_flight, wait(in_flight, return_when=FIRST_COMPLETED).done)
+                in_flight.append((None, batch))
+            if len(in_flight) >= workers * IN_FLIGHT_PER_WORKER:
+                yield from _outcomes(*in_flight.popleft())
         while in_flight:
-            yield from _finished(in_flight, wait(in_flight, return_when=FIRST_COMPLETED).done)
+            yield from _outcomes(*in_flight.popleft())
     finally:
         pool.shutdown(cancel_futures=True)
 
 
-def _finished(
-    in_flight: dict[Future[list[Outcome]], list[Job]], done: set[Future[list[Outcome]]]
+def _outcomes(
+    future: Future[list[Outcome]] | None, batch: list[Job]
 ) -> Iterator[tuple[Job, Outcome]]:
     from concurrent.futures.process import BrokenProcessPool
 
-    for future in done:
-        batch = in_flight.pop(future)
-        try:
-            yield from zip(batch, future.result(), strict=True)
-        except BrokenProcessPool:
-            yield from _died(batch)
+    try:
+        outcomes = future.result() if future is not None else None
+    except BrokenProcessPool:
+        outcomes = None
+    if outcomes is None:
+        yield from _died(batch)
+    else:
+        yield from zip(batch, outcomes, strict=True)
 
 
 def _died(batch: list[Job]) -> Iterator[tuple[Job, Outcome]]:

@@ -37,14 +37,16 @@ def line_hash(line: str) -> str:
 
 @dataclass
 class SourceLines:
-    """Source lines of reported files, read once each, decoded as the linter decoded them."""
+    """Source lines of reported files, decoded as the linter decoded them. Findings come file by
+    file, so only the last file read is kept: memory follows the largest file, not the run."""
 
-    _files: dict[str, LineIndex] = field(default_factory=dict)
+    _path: str | None = None
+    _index: LineIndex = field(default_factory=lambda: LineIndex(""))
 
     def line(self, path: str, number: int) -> str:
-        if path not in self._files:
-            self._files[path] = LineIndex(_read_text(path))
-        return self._files[path].line(number)
+        if path != self._path:
+            self._path, self._index = path, LineIndex(_read_text(path))
+        return self._index.line(number)
 
 
 def _read_text(path: str) -> str:

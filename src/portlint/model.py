@@ -8,6 +8,7 @@ units, rdjson UTF-8 bytes).
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from enum import Enum
@@ -41,7 +42,7 @@ class Applicability(str, Enum):
     UNSAFE = "unsafe"
 
 
-@dataclass(frozen=True, order=True)
+@dataclass(frozen=True, order=True, slots=True)
 class Span:
     line: int
     column: int
@@ -49,7 +50,7 @@ class Span:
     end_column: int
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Advice:
     """The answer for one target: a status, and the replacement text when there is one."""
 
@@ -69,13 +70,40 @@ class Advice:
 PORTABLE = Advice(Status.PORTABLE)
 
 
-@dataclass(frozen=True)
+#: Advice maps by content: findings with the same advice share one read-only mapping.
+_SHARED_TARGETS: dict[tuple[tuple[str, Advice], ...], Mapping[str, Advice]] = {}
+#: Beyond this many distinct maps (never reached by the catalogue's rules), stop sharing.
+_SHARED_LIMIT = 65536
+
+
+def shared_targets(targets: Mapping[str, Advice]) -> Mapping[str, Advice]:
+    """One mapping per distinct per-target advice, shared by every finding that has it (most
+    findings of a rule have the same). Shared mappings are never changed: code that adjusts a
+    finding's targets builds a new dict, as ``Finding.for_targets`` does."""
+    key = tuple(targets.items())
+    shared = _SHARED_TARGETS.get(key)
+    if shared is None:
+        shared = dict(targets)
+        if len(_SHARED_TARGETS) < _SHARED_LIMIT:
+            _SHARED_TARGETS[key] = shared
+    return shared
+
+
+def _shared_text(text: str) -> str:
+    """Messages and symbols repeat from site to site: one copy of each, as for identifiers."""
+    return sys.intern(text) if type(text) is str and len(text) < 512 else text
+
+
+@dataclass(frozen=True, slots=True)
 class Edit:
     span: Span
     content: str
 
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "content", _shared_text(self.content))
 
-@dataclass(frozen=True)
+
+@dataclass(frozen=True, slots=True)
 class Fix:
     applicability: Applicability
     edits: tuple[Edit, ...]
@@ -84,9 +112,15 @@ class Fix:
     #: single one requested, because the result no longer builds for the others.
     target: str | None = None
 
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "description", _shared_text(self.description))
 
-@dataclass(frozen=True)
+
+@dataclass(frozen=True, slots=True)
 class Finding:
+    """One site. Findings are many (one per 25 bytes of some generated files): slots, and the
+    advice map, message and symbol shared with the other findings that have the same."""
+
     path: str
     span: Span
     code: str
@@ -96,6 +130,12 @@ class Finding:
     symbol: str
     targets: Mapping[str, Advice] = field(default_factory=dict)
     fix: Fix | None = None
+
+    def __post_init__(self) -> None:
+        set_field = object.__setattr__
+        set_field(self, "targets", shared_targets(self.targets))
+        set_field(self, "message", _shared_text(self.message))
+        set_field(self, "symbol", _shared_text(self.symbol))
 
     def for_targets(self, wanted: tuple[str, ...]) -> Finding | None:
         """This finding narrowed to ``wanted`` targets, or None when it is portable on all of them.

@@ -15,11 +15,12 @@ import re
 from typing import TYPE_CHECKING
 
 from portlint.catalog import Catalog
-from portlint.model import Finding, SourceFile
+from portlint.model import SourceFile
 from portlint.wordsearch import holds_any, word_searches
 
 if TYPE_CHECKING:
     from portlint.config import Settings
+    from portlint.sink import FindingSink
 
 #: Text at least one of which a file must contain for any C++ rule to fire. Checked against every
 #: name of the table in tests/test_cxx_analyser.py. One regular expression over all of them took
@@ -105,9 +106,10 @@ def is_candidate(text: str) -> bool:
 
 
 def analyse_cxx(
-    source: SourceFile, catalog: Catalog, settings: Settings | None = None
-) -> list[Finding]:
-    """All findings in one C++/CUDA file, in file order."""
+    source: SourceFile, catalog: Catalog, settings: Settings | None, sink: FindingSink
+) -> None:
+    """Emit the findings of one C++/CUDA file into ``sink``: API sites, then kernels, then
+    hazards (the engine sorts them into file order)."""
     from portlint.cxx.api_sites import find_api_sites
     from portlint.cxx.hazards import find_hazards
     from portlint.cxx.kernels import find_kernels, report_kernels
@@ -129,9 +131,9 @@ def analyse_cxx(
         index=index,
         catalog=catalog,
         guarded=hip_guarded_lines(index.lines, hip_macros),
+        sink=sink,
     )
     kernels = find_kernels(unit)
     find_api_sites(unit, load_table(catalog), settings.rocm_version if settings else None)
     report_kernels(unit, kernels)
     find_hazards(unit, kernels)
-    return sorted(unit.findings, key=lambda f: (f.span, f.code))

@@ -17,7 +17,8 @@ from tree_sitter import Node, Tree
 
 from portlint.catalog import Catalog
 from portlint.cxx.preprocessor import in_regions
-from portlint.model import Advice, Applicability, Edit, Finding, Fix, Severity, Span
+from portlint.model import Advice, Applicability, Edit, Fix, Severity, Span
+from portlint.sink import FindingSink
 from portlint.textindex import LineIndex
 
 #: Leaf node types whose text is not code.
@@ -49,7 +50,8 @@ class Unit:
     index: LineIndex
     catalog: Catalog
     guarded: list[tuple[int, int]]
-    findings: list[Finding] = field(default_factory=list)
+    #: Where ``report`` puts the file's findings (the engine's).
+    sink: FindingSink
     _reported: set[tuple[str, int, int]] = field(default_factory=set)
     _line_starts: list[int] | None = None
     _folded: bytes | None = None
@@ -154,7 +156,7 @@ class Unit:
             edit = Edit(span, replacement)
             fix = Fix(Applicability.UNSAFE, (edit,), f"Replace with `{replacement}`", "rocm")
         symbol = self.index.text(span.line, span.column, span.end_line, span.end_column)
-        self.findings.append(rule.finding(self.path, span, message, symbol, chosen, severity, fix))
+        self.sink.emit(rule.finding(self.path, span, message, symbol, chosen, severity, fix))
 
 
 def is_device_function(function: Node) -> bool:

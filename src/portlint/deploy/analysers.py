@@ -1,12 +1,22 @@
 """The engine's entry point for build and deployment files: one cheap prefilter for all of them,
-and one ``analyse_*`` per file kind that imports its parser only when called."""
+and one ``analyse_*`` per file kind that imports its parser only when called. Each is called as
+every analyser is (``portlint.sink``): ``analyse(source, catalog, settings, sink)``."""
 
 from __future__ import annotations
 
+import importlib
 import re
+from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from portlint.catalog import Catalog
-from portlint.model import Finding, SourceFile
+from portlint.model import SourceFile
+
+if TYPE_CHECKING:
+    from portlint.config import Settings
+    from portlint.sink import FindingSink
+
+Analyse = Callable[[SourceFile, Catalog, "Settings | None", "FindingSink"], None]
 
 #: Text at least one of which a deployment file must contain for any PRT9xx rule to fire.
 CANDIDATE = re.compile(
@@ -26,57 +36,33 @@ def is_setup_py_candidate(text: str) -> bool:
     return is_python_candidate(text) or is_candidate(text)
 
 
-def _run(source: SourceFile, catalog: Catalog, analyse) -> list[Finding]:
-    from portlint.deploy.report import Reporter
+def _reporting(module: str, check: str) -> Analyse:
+    """An analyser that runs ``portlint.deploy.<module>.<check>(reporter)``, importing the
+    module (and its parser) on the first file."""
 
-    rep = Reporter.for_source(source, catalog)
-    analyse(rep)
-    return rep.findings
+    def analyse(
+        source: SourceFile, catalog: Catalog, settings: Settings | None, sink: FindingSink
+    ) -> None:
+        from portlint.deploy.report import Reporter
 
+        run = getattr(importlib.import_module(f"portlint.deploy.{module}"), check)
+        run(Reporter.for_source(source, catalog, sink))
 
-def analyse_dockerfile(source: SourceFile, catalog: Catalog) -> list[Finding]:
-    from portlint.deploy.dockerfile import analyse_dockerfile_text
-
-    return _run(source, catalog, analyse_dockerfile_text)
-
-
-def analyse_yaml(source: SourceFile, catalog: Catalog) -> list[Finding]:
-    from portlint.deploy.yamlfiles import analyse_yaml_text
-
-    return _run(source, catalog, analyse_yaml_text)
+    return analyse
 
 
-def analyse_shell(source: SourceFile, catalog: Catalog) -> list[Finding]:
-    from portlint.deploy.shell import analyse_shell_text
-
-    return _run(source, catalog, lambda rep: analyse_shell_text(rep, source.text))
-
-
-def analyse_requirements(source: SourceFile, catalog: Catalog) -> list[Finding]:
-    from portlint.deploy.requirements import analyse_requirements_text
-
-    return _run(source, catalog, lambda rep: analyse_requirements_text(source, rep))
+analyse_dockerfile = _reporting("dockerfile", "analyse_dockerfile_text")
+analyse_yaml = _reporting("yamlfiles", "analyse_yaml_text")
+analyse_shell = _reporting("shell", "analyse_shell_file")
+analyse_requirements = _reporting("requirements", "analyse_requirements_text")
+analyse_pyproject = _reporting("manifests", "analyse_pyproject_text")
+analyse_setup_cfg = _reporting("manifests", "analyse_setup_cfg_text")
+analyse_cmake = _reporting("cmake", "analyse_cmake_text")
 
 
-def analyse_pyproject(source: SourceFile, catalog: Catalog) -> list[Finding]:
-    from portlint.deploy.manifests import analyse_pyproject_text
-
-    return _run(source, catalog, analyse_pyproject_text)
-
-
-def analyse_setup_cfg(source: SourceFile, catalog: Catalog) -> list[Finding]:
-    from portlint.deploy.manifests import analyse_setup_cfg_text
-
-    return _run(source, catalog, analyse_setup_cfg_text)
-
-
-def analyse_cmake(source: SourceFile, catalog: Catalog) -> list[Finding]:
-    from portlint.deploy.cmake import analyse_cmake_text
-
-    return _run(source, catalog, analyse_cmake_text)
-
-
-def analyse_setup_py(source: SourceFile, catalog: Catalog, settings=None) -> list[Finding]:
+def analyse_setup_py(
+    source: SourceFile, catalog: Catalog, settings: Settings | None, sink: FindingSink
+) -> None:
     from portlint.deploy.setup_py import analyse_setup_py as analyse
 
-    return analyse(source, catalog, settings)
+    analyse(source, catalog, settings, sink)

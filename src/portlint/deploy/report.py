@@ -1,4 +1,5 @@
-"""Collects the findings of one deployment file, with spans in portlint's convention."""
+"""Reports the findings of one deployment file, with spans in portlint's convention, into the
+engine's sink."""
 
 from __future__ import annotations
 
@@ -6,7 +7,8 @@ from dataclasses import dataclass, field
 
 from portlint.catalog import Catalog
 from portlint.deploy.facts import Targets
-from portlint.model import Finding, Fix, Severity, SourceFile, Span
+from portlint.model import Fix, Severity, SourceFile, Span
+from portlint.sink import FindingSink
 from portlint.textindex import LineIndex
 
 
@@ -15,12 +17,12 @@ class Reporter:
     source: SourceFile
     catalog: Catalog
     index: LineIndex
-    findings: list[Finding] = field(default_factory=list)
+    sink: FindingSink
     _seen: set[tuple[Span, str]] = field(default_factory=set)
 
     @classmethod
-    def for_source(cls, source: SourceFile, catalog: Catalog) -> Reporter:
-        return cls(source, catalog, LineIndex(source.text))
+    def for_source(cls, source: SourceFile, catalog: Catalog, sink: FindingSink) -> Reporter:
+        return cls(source, catalog, LineIndex(source.text), sink)
 
     def add(
         self,
@@ -41,9 +43,7 @@ class Reporter:
             return
         self._seen.add((span, code))
         symbol = self.index.text(span.line, span.column, span.end_line, span.end_column)
-        self.findings.append(
-            rule.finding(self.source.path, span, message, symbol, chosen, severity, fix)
-        )
+        self.sink.emit(rule.finding(self.source.path, span, message, symbol, chosen, severity, fix))
 
     def parse_error(self, line: int, column: int, message: str) -> None:
         line = max(line, 1)

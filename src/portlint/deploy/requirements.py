@@ -19,7 +19,7 @@ from portlint.deploy.facts import (
 )
 from portlint.deploy.report import Reporter
 from portlint.deploy.words import Word
-from portlint.model import Applicability, Edit, Fix, SourceFile, Span
+from portlint.model import Applicability, Edit, Fix, Span
 
 #: Options of a requirements file / ``pip install`` that take an index or find-links URL.
 INDEX_OPTIONS = frozenset({"-i", "--index-url", "--extra-index-url", "-f", "--find-links"})
@@ -172,7 +172,7 @@ def split_line(line: str, number: int) -> list[Word]:
     return words
 
 
-def analyse_requirements_text(source: SourceFile, rep: Reporter) -> None:
+def analyse_requirements_text(rep: Reporter) -> None:
     for number, line in enumerate(rep.index.lines, start=1):
         if line.strip() and not line.lstrip().startswith("#"):
             check_pip_arguments(rep, split_line(line, number))

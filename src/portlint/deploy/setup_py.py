@@ -10,17 +10,21 @@ from portlint.deploy.commands import check_arch_flags
 from portlint.deploy.report import Reporter
 from portlint.deploy.requirements import check_requirement
 from portlint.deploy.words import Word
-from portlint.model import Finding, SourceFile, Span
+from portlint.model import SourceFile, Span
 from portlint.python.analyser import analyse_python
+from portlint.sink import FindingList, FindingSink
 
 REQUIREMENT_KEYWORDS = frozenset({"install_requires", "setup_requires", "tests_require"})
 
 
-def analyse_setup_py(source: SourceFile, catalog: Catalog, settings=None) -> list[Finding]:
-    findings = analyse_python(source, catalog, settings)
-    if any(f.code == "PRT001" for f in findings):
-        return findings
-    rep = Reporter.for_source(source, catalog)
+def analyse_setup_py(source: SourceFile, catalog: Catalog, settings, sink: FindingSink) -> None:
+    python = FindingList()
+    analyse_python(source, catalog, settings, python)
+    for finding in python.findings:
+        sink.emit(finding)
+    if any(f.code == "PRT001" for f in python.findings):
+        return
+    rep = Reporter.for_source(source, catalog, sink)
     tree = ast.parse(source.text, filename=source.path)
     for node in ast.walk(tree):
         if isinstance(node, ast.Call):
@@ -30,7 +34,6 @@ def analyse_setup_py(source: SourceFile, catalog: Catalog, settings=None) -> lis
                         check_requirement(rep, string_word(rep, string))
         elif isinstance(node, ast.Constant) and isinstance(node.value, str):
             check_arch_flags(rep, string_word(rep, node), None, None)
-    return findings + rep.findings
 
 
 def requirement_strings(node: ast.expr) -> list[ast.Constant]:

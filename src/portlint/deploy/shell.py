@@ -18,6 +18,11 @@ ARM_NAMES = re.compile(r"aarch64|arm64|armv8|\barm\b")
 LITERALS = frozenset({"word", "string", "raw_string", "extglob_pattern"})
 
 
+def analyse_shell_file(rep: Reporter) -> None:
+    """Findings in a shell script."""
+    analyse_shell_text(rep, rep.source.text)
+
+
 def analyse_shell_text(rep: Reporter, text: str, first_line: int = 1) -> None:
     """Findings in ``text``, whose line 1 is line ``first_line`` of the file."""
     parsed = parse("bash", text, first_line)

@@ -2,19 +2,24 @@
 
 from __future__ import annotations
 
-from typing import TextIO
+from collections.abc import Sequence
 
+from portlint.model import Finding
 from portlint.output.positions import one_based
-from portlint.output.report import Report, printable
+from portlint.output.report import Writer as FormatWriter
+from portlint.output.report import printable
 
 
-def render(report: Report, stream: TextIO) -> None:
-    for finding in report.sorted_findings():
-        marker = " [*]" if report.fixable(finding) else ""
-        stream.write(
-            f"{printable(finding.path)}:{finding.span.line}:{one_based(finding.span.column)}: "
-            f"{finding.code}{marker} {printable(finding.message)}\n"
-        )
-    count = len(report.findings)
-    if count and not report.quiet:
-        stream.write(f"Found {count} finding{'s' if count != 1 else ''}.\n")
+class Writer(FormatWriter):
+    def file(self, findings: Sequence[Finding]) -> None:
+        for finding in findings:
+            marker = " [*]" if self.report.fixable(finding) else ""
+            self.stream.write(
+                f"{printable(finding.path)}:{finding.span.line}:{one_based(finding.span.column)}: "
+                f"{finding.code}{marker} {printable(finding.message)}\n"
+            )
+
+    def finish(self) -> None:
+        count = self.report.totals.findings
+        if count and not self.report.quiet:
+            self.stream.write(f"Found {count} finding{'s' if count != 1 else ''}.\n")

@@ -14,12 +14,13 @@ from __future__ import annotations
 
 import os
 import re
-from collections import Counter
+from collections.abc import Sequence
 from typing import TextIO
 
 from portlint.model import Finding, Severity
 from portlint.output.positions import one_based
-from portlint.output.report import Report, advice_line, printable
+from portlint.output.report import Report, advice_line, plural, printable
+from portlint.output.report import Writer as FormatWriter
 
 LEVEL = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFO: "notice"}
 SEVERITY_ORDER = (Severity.ERROR, Severity.WARNING, Severity.INFO)
@@ -54,67 +55,79 @@ def annotation(finding: Finding, report: Report) -> str:
     return f"::{LEVEL[finding.severity]} {listed}::{escape_data(message)}\n"
 
 
-def shown_and_hidden(report: Report) -> tuple[list[Finding], int]:
-    """The findings to annotate, most severe first, and how many do not fit."""
-    by_level = {s: [f for f in report.sorted_findings() if f.severity is s] for s in SEVERITY_ORDER}
-    overflow = any(len(found) > PER_LEVEL for found in by_level.values())
-    # The closing "N more" line is a notice too: keep one notice slot free for it.
-    room = {s: PER_LEVEL for s in SEVERITY_ORDER}
-    room[Severity.INFO] -= 1 if overflow else 0
-    shown = [f for s in SEVERITY_ORDER for f in by_level[s][: room[s]]]
-    return shown, len(report.findings) - len(shown)
+class Writer(FormatWriter):
+    """Keeps the first findings of each level (as many as GitHub shows) and the first rows of
+    the job summary, and counts the rest; everything is written at the end, most severe first."""
+
+    def __init__(self, report: Report, stream: TextIO) -> None:
+        super().__init__(report, stream)
+        self.by_level: dict[Severity, list[Finding]] = {s: [] for s in SEVERITY_ORDER}
+        self.overflow = False
+        self.rows: list[str] = []
+        self.summary = bool(os.environ.get("GITHUB_STEP_SUMMARY"))
+
+    def file(self, findings: Sequence[Finding]) -> None:
+        for finding in findings:
+            kept = self.by_level[finding.severity]
+            if len(kept) < PER_LEVEL:
+                kept.append(finding)
+            else:
+                self.overflow = True
+            if self.summary and len(self.rows) < SUMMARY_ROWS:
+                where = f"{self.report.relative_path(finding.path)}:{finding.span.line}"
+                message = _cell(finding.message)
+                self.rows.append(f"| {_code_cell(where)} | {finding.code} | {message} |")
+
+    def shown(self) -> list[Finding]:
+        """The findings to annotate, most severe first."""
+        # The closing "N more" line is a notice too: keep one notice slot free for it.
+        room = {s: PER_LEVEL for s in SEVERITY_ORDER}
+        room[Severity.INFO] -= 1 if self.overflow else 0
+        return [f for s in SEVERITY_ORDER for f in self.by_level[s][: room[s]]]
+
+    def finish(self) -> None:
+        shown = self.shown()
+        for finding in shown:
+            self.stream.write(annotation(finding, self.report))
+        hidden = self.report.totals.findings - len(shown)
+        if hidden:
+            note = (
+                f"{hidden} more portlint finding{'s' if hidden != 1 else ''} not shown as "
+                "annotations (GitHub shows 10 per level); see the SARIF upload or the job summary."
+            )
+            self.stream.write(f"::notice title=portlint::{escape_data(note)}\n")
+        summary_file = os.environ.get("GITHUB_STEP_SUMMARY")
+        if summary_file:
+            with open(summary_file, "a", encoding="utf-8") as handle:
+                handle.write(step_summary(self.report, self.rows))
 
 
-def render(report: Report, stream: TextIO) -> None:
-    shown, hidden = shown_and_hidden(report)
-    for finding in shown:
-        stream.write(annotation(finding, report))
-    if hidden:
-        note = (
-            f"{hidden} more portlint finding{'s' if hidden != 1 else ''} not shown as annotations "
-            "(GitHub shows 10 per level); see the SARIF upload or the job summary."
-        )
-        stream.write(f"::notice title=portlint::{escape_data(note)}\n")
-    summary_file = os.environ.get("GITHUB_STEP_SUMMARY")
-    if summary_file:
-        with open(summary_file, "a", encoding="utf-8") as handle:
-            handle.write(step_summary(report))
-
-
-def step_summary(report: Report) -> str:
-    """Markdown for the job summary: counts per rule and per target, then the findings."""
-    findings = report.sorted_findings()
-    if not findings:
+def step_summary(report: Report, rows: list[str]) -> str:
+    """Markdown for the job summary: counts per rule and per target, then the first findings
+    (``rows``)."""
+    totals = report.totals
+    if not totals.findings:
         return f"## portlint\n\nNo findings ({report.files_checked} files checked).\n"
-    files = len({f.path for f in findings})
     lines = [
         "## portlint",
         "",
-        f"{_plural(len(findings), 'finding')} in {_plural(files, 'file')} "
+        f"{plural(totals.findings, 'finding')} in {plural(totals.files, 'file')} "
         f"({report.files_checked} checked).",
         "",
         "| rule | name | findings |",
         "|---|---|---:|",
     ]
-    counts = Counter(f.code for f in findings)
-    for code, count in sorted(counts.items(), key=lambda item: (-item[1], item[0])):
+    for code, count in sorted(totals.per_code.items(), key=lambda item: (-item[1], item[0])):
         lines.append(f"| {code} | {report.catalog.rules[code].name} | {count} |")
     lines += ["", "| target | rename | manual | unsupported |", "|---|---:|---:|---:|"]
     for target, status in report.target_summary().items():
         lines.append(
             f"| {target} | {status['rename']} | {status['manual']} | {status['unsupported']} |"
         )
-    lines += ["", "| where | rule | message |", "|---|---|---|"]
-    for finding in findings[:SUMMARY_ROWS]:
-        where = f"{report.relative_path(finding.path)}:{finding.span.line}"
-        lines.append(f"| {_code_cell(where)} | {finding.code} | {_cell(finding.message)} |")
-    if len(findings) > SUMMARY_ROWS:
-        lines.append(f"\n{len(findings) - SUMMARY_ROWS} more not listed.")
+    lines += ["", "| where | rule | message |", "|---|---|---|", *rows]
+    if totals.findings > SUMMARY_ROWS:
+        lines.append(f"\n{totals.findings - SUMMARY_ROWS} more not listed.")
     return "\n".join(lines) + "\n"
-
-
-def _plural(count: int, word: str) -> str:
-    return f"{count} {word}{'s' if count != 1 else ''}"
 
 
 def _cell(text: str) -> str:

@@ -9,12 +9,13 @@ built from the line-number-free key, so an issue keeps its identity across unrel
 from __future__ import annotations
 
 import hashlib
-import json
+from collections.abc import Sequence
 from typing import Any, TextIO
 
 from portlint.fingerprint import Key
 from portlint.model import Finding, Severity
-from portlint.output.report import Report
+from portlint.output.report import ITEMS, JsonArray, Report
+from portlint.output.report import Writer as FormatWriter
 
 SEVERITY = {Severity.ERROR: "major", Severity.WARNING: "minor", Severity.INFO: "info"}
 
@@ -39,6 +40,16 @@ def issue(finding: Finding, key: Key) -> dict[str, Any]:
     }
 
 
-def render(report: Report, stream: TextIO) -> None:
-    json.dump([issue(f, key) for f, key in report.keyed_findings()], stream, indent=2)
-    stream.write("\n")
+class Writer(FormatWriter):
+    """The same bytes as ``json.dump`` of the whole array, one issue at a time."""
+
+    def __init__(self, report: Report, stream: TextIO) -> None:
+        super().__init__(report, stream)
+        self.array = JsonArray(stream, [ITEMS], ensure_ascii=True)
+
+    def file(self, findings: Sequence[Finding]) -> None:
+        for finding, key in self.report.keyed(findings):
+            self.array.add(issue(finding, key))
+
+    def finish(self) -> None:
+        self.array.close()

@@ -2,25 +2,26 @@
 
 from __future__ import annotations
 
-from itertools import groupby
-from typing import TextIO
+from collections.abc import Sequence
 
+from portlint.model import Finding
 from portlint.output.positions import one_based
-from portlint.output.report import Report, printable
+from portlint.output.report import Writer as FormatWriter
+from portlint.output.report import printable
 
 
-def render(report: Report, stream: TextIO) -> None:
-    findings = report.sorted_findings()
-    for path, group in groupby(findings, key=lambda f: f.path):
-        in_file = list(group)
-        stream.write(f"{printable(path)}:\n")
-        width = max(len(f"{f.span.line}:{one_based(f.span.column)}") for f in in_file)
-        for finding in in_file:
+class Writer(FormatWriter):
+    def file(self, findings: Sequence[Finding]) -> None:
+        self.stream.write(f"{printable(findings[0].path)}:\n")
+        width = max(len(f"{f.span.line}:{one_based(f.span.column)}") for f in findings)
+        for finding in findings:
             where = f"{finding.span.line}:{one_based(finding.span.column)}"
-            marker = " [*]" if report.fixable(finding) else ""
+            marker = " [*]" if self.report.fixable(finding) else ""
             message = printable(finding.message)
-            stream.write(f"  {where:<{width}} {finding.code}{marker} {message}\n")
-        stream.write("\n")
-    if findings:
-        count = len(findings)
-        stream.write(f"Found {count} finding{'s' if count != 1 else ''}.\n")
+            self.stream.write(f"  {where:<{width}} {finding.code}{marker} {message}\n")
+        self.stream.write("\n")
+
+    def finish(self) -> None:
+        count = self.report.totals.findings
+        if count:
+            self.stream.write(f"Found {count} finding{'s' if count != 1 else ''}.\n")

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-import json
+from collections.abc import Sequence
 from typing import Any, TextIO
 
 from portlint.model import Advice, Finding
 from portlint.output.positions import one_based
-from portlint.output.report import Report
+from portlint.output.report import ITEMS, JsonArray, Report
+from portlint.output.report import Writer as FormatWriter
 
 
 def finding_to_json(finding: Finding) -> dict[str, Any]:
@@ -57,15 +58,16 @@ def fix_to_json(finding: Finding) -> dict[str, Any] | None:
     }
 
 
-def render(report: Report, stream: TextIO) -> None:
-    """The same bytes as ``json.dump(all, indent=2)``, written one finding at a time: the report
-    never holds every finding's JSON at once."""
-    findings = report.sorted_findings()
-    if not findings:
-        stream.write("[]\n")
-        return
-    stream.write("[")
-    for index, finding in enumerate(findings):
-        item = json.dumps(finding_to_json(finding), indent=2, ensure_ascii=False)
-        stream.write(("\n  " if index == 0 else ",\n  ") + item.replace("\n", "\n  "))
-    stream.write("\n]\n")
+class Writer(FormatWriter):
+    """The same bytes as ``json.dump(all, indent=2)``, written one finding at a time."""
+
+    def __init__(self, report: Report, stream: TextIO) -> None:
+        super().__init__(report, stream)
+        self.array = JsonArray(stream, [ITEMS])
+
+    def file(self, findings: Sequence[Finding]) -> None:
+        for finding in findings:
+            self.array.add(finding_to_json(finding))
+
+    def finish(self) -> None:
+        self.array.close()

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import json
-from typing import TextIO
+from collections.abc import Sequence
 
+from portlint.model import Finding
 from portlint.output.json_format import finding_to_json
-from portlint.output.report import Report
+from portlint.output.report import Writer as FormatWriter
 
 
-def render(report: Report, stream: TextIO) -> None:
-    for finding in report.sorted_findings():
-        stream.write(json.dumps(finding_to_json(finding), ensure_ascii=False) + "\n")
+class Writer(FormatWriter):
+    def file(self, findings: Sequence[Finding]) -> None:
+        for finding in findings:
+            self.stream.write(json.dumps(finding_to_json(finding), ensure_ascii=False) + "\n")

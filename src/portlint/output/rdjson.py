@@ -7,12 +7,13 @@ ranges end-exclusive. Fix edits become ``suggestions``, which
 
 from __future__ import annotations
 
-import json
+from collections.abc import Sequence
 from typing import Any, TextIO
 
 from portlint.model import Finding, Severity, Span
 from portlint.output.positions import utf8_column
-from portlint.output.report import Report, advice_line
+from portlint.output.report import ITEMS, JsonArray, Report, advice_line
+from portlint.output.report import Writer as FormatWriter
 
 SEVERITY = {Severity.ERROR: "ERROR", Severity.WARNING: "WARNING", Severity.INFO: "INFO"}
 SOURCE = {"name": "portlint", "url": "https://github.com/portlint/portlint"}
@@ -51,10 +52,16 @@ def diagnostic(finding: Finding, report: Report) -> dict[str, Any]:
     return entry
 
 
-def render(report: Report, stream: TextIO) -> None:
-    payload = {
-        "source": SOURCE,
-        "diagnostics": [diagnostic(f, report) for f in report.sorted_findings()],
-    }
-    json.dump(payload, stream, indent=2, ensure_ascii=False)
-    stream.write("\n")
+class Writer(FormatWriter):
+    """The same bytes as ``json.dump`` of the whole object, one diagnostic at a time."""
+
+    def __init__(self, report: Report, stream: TextIO) -> None:
+        super().__init__(report, stream)
+        self.array = JsonArray(stream, {"source": SOURCE, "diagnostics": [ITEMS]})
+
+    def file(self, findings: Sequence[Finding]) -> None:
+        for finding in findings:
+            self.array.add(diagnostic(finding, self.report))
+
+    def finish(self) -> None:
+        self.array.close()

@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import json
-from typing import TextIO
+from collections.abc import Sequence
 
+from portlint.model import Finding
 from portlint.output.rdjson import diagnostic
-from portlint.output.report import Report
+from portlint.output.report import Writer as FormatWriter
 
 
-def render(report: Report, stream: TextIO) -> None:
-    for finding in report.sorted_findings():
-        stream.write(json.dumps(diagnostic(finding, report), ensure_ascii=False) + "\n")
+class Writer(FormatWriter):
+    def file(self, findings: Sequence[Finding]) -> None:
+        for finding in findings:
+            line = json.dumps(diagnostic(finding, self.report), ensure_ascii=False)
+            self.stream.write(line + "\n")

@@ -1,12 +1,23 @@
-"""What every output format receives: the findings of a run and what they are about."""
+"""What every output format receives: how to show a run's findings, and the run's totals.
+
+A run streams its findings: each format's ``Writer`` gets one file's findings at a time, as soon
+as that file is done (files in path order, findings in file order, the order every format lists
+them in), and nothing keeps them afterwards; summaries read the counts in ``Totals``. A report
+built with ``findings`` (and ``fixed``) up front renders a whole run the same way
+(``portlint.output.render``).
+"""
 
 from __future__ import annotations
 
 import functools
+import json
 import re
-from collections import Counter
+from collections import Counter, defaultdict
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
+from itertools import groupby
 from pathlib import Path
+from typing import Any, TextIO
 
 from portlint.catalog import Catalog
 from portlint.fingerprint import Key, SourceLines, finding_keys
@@ -15,14 +26,34 @@ from portlint.model import Advice, Finding, Status
 
 
 @dataclass
+class Totals:
+    """Counts of the findings written so far: all that summaries need."""
+
+    findings: int = 0
+    #: Files with at least one finding.
+    files: int = 0
+    #: Fixable with this run's options, and fixable only with ``--unsafe-fixes``.
+    fixable: int = 0
+    hidden: int = 0
+    per_code: Counter[str] = field(default_factory=Counter)
+    fixable_codes: set[str] = field(default_factory=set)
+    #: target -> counts of findings by status (rename, manual, unsupported).
+    per_target: dict[str, Counter[str]] = field(default_factory=dict)
+    #: Findings that --fix fixed: path -> rule code -> count.
+    fixed: dict[str, Counter[str]] = field(default_factory=lambda: defaultdict(Counter))
+    fixed_count: int = 0
+
+
+@dataclass
 class Report:
+    #: A whole run's findings, for ``render``; a streaming run passes them to ``add`` instead.
     findings: list[Finding]
     targets: tuple[str, ...]
     catalog: Catalog
     files_checked: int = 0
     #: Whether the stream is a terminal (colour, rich layout).
     terminal: bool = False
-    #: Findings that --fix fixed (they are no longer in ``findings``).
+    #: Findings that --fix fixed, for ``render`` (they are not in ``findings``).
     fixed: list[Finding] = field(default_factory=list)
     show_fixes: bool = False
     #: Findings only: no summary table, no closing line.
@@ -32,6 +63,12 @@ class Report:
     #: The folder CI formats give paths relative to; found with git on first use when not set.
     root: Path | None = None
     lines: SourceLines = field(default_factory=SourceLines)
+    totals: Totals = field(default_factory=Totals)
+
+    def __post_init__(self) -> None:
+        self.totals.per_target = {t: Counter() for t in self.targets}
+        self._policy = FixPolicy(unsafe=self.unsafe_fixes, targets=self.targets)
+        self._unsafe = FixPolicy(unsafe=True, targets=self.targets)
 
     @functools.cached_property
     def repository_root(self) -> Path:
@@ -48,31 +85,66 @@ class Report:
     def line_text(self, finding: Finding, line: int | None = None) -> str:
         return self.lines.line(finding.path, finding.span.line if line is None else line)
 
-    def keyed_findings(self) -> list[tuple[Finding, Key]]:
-        """Findings in file order with their line-number-free keys (see ``fingerprint``)."""
-        return finding_keys(self.findings, self.lines, self.relative_path)
+    def keyed(self, findings: Sequence[Finding]) -> list[tuple[Finding, Key]]:
+        """One file's findings in file order with their line-number-free keys (``fingerprint``:
+        occurrences count within a file, so a file at a time gives the whole run's keys)."""
+        return finding_keys(list(findings), self.lines, self.relative_path)
 
-    def sorted_findings(self) -> list[Finding]:
-        return sorted(self.findings, key=lambda f: (f.path, f.span, f.code))
+    def files(self) -> Iterator[list[Finding]]:
+        """``findings`` (a whole run's), sorted and grouped by file, as a run streams them."""
+        ordered = sorted(self.findings, key=lambda f: (f.path, f.span, f.code))
+        for _, group in groupby(ordered, key=lambda f: f.path):
+            yield list(group)
 
     def fixable(self, finding: Finding) -> bool:
         """Whether ``portlint --fix`` (with this run's ``--unsafe-fixes``) would fix it."""
-        return FixPolicy(unsafe=self.unsafe_fixes, targets=self.targets).allows(finding.fix)
+        return self._policy.allows(finding.fix)
+
+    def add(self, findings: Sequence[Finding]) -> None:
+        """Count one file's findings (before its writer gets them)."""
+        totals = self.totals
+        if findings:
+            totals.files += 1
+        totals.findings += len(findings)
+        for finding in findings:
+            totals.per_code[finding.code] += 1
+            if self.fixable(finding):
+                totals.fixable += 1
+                totals.fixable_codes.add(finding.code)
+            elif self._unsafe.allows(finding.fix):
+                totals.hidden += 1
+            for target, advice in finding.targets.items():
+                counts = totals.per_target.get(target)
+                if counts is not None and advice.status is not Status.PORTABLE:
+                    counts[advice.status.value] += 1
+
+    def add_fixed(self, fixed: Iterable[Finding]) -> None:
+        for finding in fixed:
+            self.totals.fixed[finding.path][finding.code] += 1
+            self.totals.fixed_count += 1
 
     def fix_counts(self) -> tuple[int, int]:
         """(fixable with this run's options, hidden: fixable only with ``--unsafe-fixes``)."""
-        unsafe = FixPolicy(unsafe=True, targets=self.targets)
-        fixable = sum(1 for f in self.findings if self.fixable(f))
-        return fixable, sum(1 for f in self.findings if unsafe.allows(f.fix)) - fixable
+        return self.totals.fixable, self.totals.hidden
 
-    def target_summary(self) -> dict[str, Counter]:
+    def target_summary(self) -> dict[str, Counter[str]]:
         """target -> counts of findings by status (rename, manual, unsupported)."""
-        summary: dict[str, Counter] = {t: Counter() for t in self.targets}
-        for finding in self.findings:
-            for target, advice in finding.targets.items():
-                if target in summary and advice.status is not Status.PORTABLE:
-                    summary[target][advice.status.value] += 1
-        return summary
+        return self.totals.per_target
+
+
+class Writer:
+    """One output format, written as the run goes: ``file`` for each file with findings, then
+    ``finish`` once, when the totals are known."""
+
+    def __init__(self, report: Report, stream: TextIO) -> None:
+        self.report = report
+        self.stream = stream
+
+    def file(self, findings: Sequence[Finding]) -> None:
+        raise NotImplementedError
+
+    def finish(self) -> None:
+        """Closing lines and summaries; by default none."""
 
 
 def advice_text(advice: Advice | None) -> str:
@@ -101,6 +173,52 @@ def fix_summary(fixable: int, hidden: int, unsafe_fixes: bool = False) -> str | 
         fix = "fix" if hidden == 1 else "fixes"
         line += f" ({hidden} hidden {fix} can be enabled with `--unsafe-fixes`)"
     return f"{line}." if fixable or hidden else None
+
+
+def plural(count: int, word: str) -> str:
+    return f"{count} {word}{'s' if count != 1 else ''}"
+
+
+#: Stands for the streamed array's items in the document given to ``JsonArray``.
+ITEMS = "\0items\0"
+
+
+class JsonArray:
+    """``json.dump(document, stream, indent=2)``, where one array in ``document`` is ``[ITEMS]``
+    and its items are given one at a time: the same bytes, never the whole array at once."""
+
+    def __init__(self, stream: TextIO, document: Any, ensure_ascii: bool = False) -> None:
+        self.stream = stream
+        self.ensure_ascii = ensure_ascii
+        text = json.dumps(document, indent=2, ensure_ascii=ensure_ascii)
+        head, _, self.tail = text.partition(json.dumps(ITEMS))
+        self.head, self.indent = head.rsplit("\n", 1)
+        self.count = 0
+
+    def add(self, item: Any) -> None:
+        if not self.count:
+            self.stream.write(self.head)
+        text = json.dumps(item, indent=2, ensure_ascii=self.ensure_ascii)
+        separator = ",\n" if self.count else "\n"
+        self.stream.write(separator + self.indent + text.replace("\n", "\n" + self.indent))
+        self.count += 1
+
+    def close(self) -> None:
+        if self.count:
+            self.stream.write(self.tail + "\n")
+        else:  # ``[]``, then what follows the array
+            self.stream.write(self.head + "]" + self.tail.partition("]")[2] + "\n")
+
+
+def write_whole(writer: Writer, report: Report) -> None:
+    """A whole run's ``findings`` and ``fixed`` through ``writer``, file by file, as a streaming
+    run writes them."""
+    report.totals = Totals(per_target={t: Counter() for t in report.targets})
+    report.add_fixed(report.fixed)
+    for findings in report.files():
+        report.add(findings)
+        writer.file(findings)
+    writer.finish()
 
 
 #: Characters a terminal acts on or that reorder text: C0 and C1 controls, DEL, bidirectional

@@ -7,7 +7,7 @@ not its number, so an alert keeps its identity when code above it moves.
 
 from __future__ import annotations
 
-import json
+from collections.abc import Sequence
 from typing import Any, TextIO
 
 from portlint import __version__
@@ -15,7 +15,8 @@ from portlint.catalog import Rule
 from portlint.fingerprint import Key
 from portlint.model import Finding, Severity, Span
 from portlint.output.positions import utf16_column
-from portlint.output.report import Report, advice_line
+from portlint.output.report import ITEMS, JsonArray, Report, advice_line
+from portlint.output.report import Writer as FormatWriter
 from portlint.ruledoc import rule_page
 
 SCHEMA = (
@@ -108,9 +109,7 @@ def result(finding: Finding, key: Key, rule_index: int, report: Report) -> dict[
     return entry
 
 
-def sarif_log(report: Report) -> dict[str, Any]:
-    rules = sorted(report.catalog.rules.values(), key=lambda r: r.code)
-    index = {rule.code: position for position, rule in enumerate(rules)}
+def sarif_log(report: Report, rules: list[Rule], results: list[Any]) -> dict[str, Any]:
     return {
         "$schema": SCHEMA,
         "version": "2.1.0",
@@ -127,10 +126,7 @@ def sarif_log(report: Report) -> dict[str, Any]:
                 },
                 "columnKind": "utf16CodeUnits",
                 "originalUriBaseIds": {"%SRCROOT%": {"uri": _folder_uri(report)}},
-                "results": [
-                    result(finding, key, index[finding.code], report)
-                    for finding, key in report.keyed_findings()
-                ],
+                "results": results,
             }
         ],
     }
@@ -141,6 +137,20 @@ def _folder_uri(report: Report) -> str:
     return uri if uri.endswith("/") else uri + "/"
 
 
-def render(report: Report, stream: TextIO) -> None:
-    json.dump(sarif_log(report), stream, indent=2, ensure_ascii=False)
-    stream.write("\n")
+class Writer(FormatWriter):
+    """The log as one ``json.dump`` would write it: the run's tool and rules first, then each
+    result as its file is done, then the closing brackets. Nothing in a SARIF run comes after
+    its results, so no total is needed up front."""
+
+    def __init__(self, report: Report, stream: TextIO) -> None:
+        super().__init__(report, stream)
+        self.rules = sorted(report.catalog.rules.values(), key=lambda r: r.code)
+        self.index = {rule.code: position for position, rule in enumerate(self.rules)}
+        self.array = JsonArray(stream, sarif_log(report, self.rules, [ITEMS]))
+
+    def file(self, findings: Sequence[Finding]) -> None:
+        for finding, key in self.report.keyed(findings):
+            self.array.add(result(finding, key, self.index[finding.code], self.report))
+
+    def finish(self) -> None:
+        self.array.close()

@@ -3,24 +3,25 @@
 from __future__ import annotations
 
 import json
-from collections import Counter
+from collections.abc import Sequence
 from typing import TextIO
 
+from portlint.model import Finding
 from portlint.output.report import Report
+from portlint.output.report import Writer as FormatWriter
 
 
 def counts(report: Report) -> list[dict[str, object]]:
     """One row per rule, most findings first: code, name, count, fixable (by plain ``--fix``)."""
-    per_code = Counter(f.code for f in report.findings)
-    fixable = {f.code for f in report.findings if report.fixable(f)}
+    totals = report.totals
     return [
         {
             "code": code,
             "name": report.catalog.rules[code].name,
             "count": count,
-            "fixable": code in fixable,
+            "fixable": code in totals.fixable_codes,
         }
-        for code, count in sorted(per_code.items(), key=lambda item: (-item[1], item[0]))
+        for code, count in sorted(totals.per_code.items(), key=lambda item: (-item[1], item[0]))
     ]
 
 
@@ -31,10 +32,20 @@ def lines(report: Report) -> list[str]:
     ]
 
 
-def render(report: Report, stream: TextIO, json_format: bool = False) -> None:
-    if json_format:
-        json.dump(counts(report), stream, indent=2)
-        stream.write("\n")
-        return
-    for line in lines(report):
-        stream.write(line + "\n")
+class Writer(FormatWriter):
+    """Counts only (``Report.totals``): nothing is written until the end."""
+
+    def __init__(self, report: Report, stream: TextIO, json_format: bool = False) -> None:
+        super().__init__(report, stream)
+        self.json_format = json_format
+
+    def file(self, findings: Sequence[Finding]) -> None:
+        pass
+
+    def finish(self) -> None:
+        if self.json_format:
+            json.dump(counts(self.report), self.stream, indent=2)
+            self.stream.write("\n")
+            return
+        for line in lines(self.report):
+            self.stream.write(line + "\n")

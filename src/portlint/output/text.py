@@ -8,14 +8,24 @@ hook's start-up).
 from __future__ import annotations
 
 import functools
-from collections import Counter
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, TextIO
 
 from portlint.model import Finding, Severity
 from portlint.output.positions import one_based
-from portlint.output.report import UNPRINTABLE, Report, advice_line, fix_summary, printable
+from portlint.output.report import (
+    UNPRINTABLE,
+    Report,
+    advice_line,
+    fix_summary,
+    plural,
+    printable,
+    write_whole,
+)
+from portlint.output.report import Writer as FormatWriter
 
 if TYPE_CHECKING:
+    from rich.console import Console
     from rich.table import Table
     from rich.text import Text
 
@@ -23,7 +33,7 @@ GREEN, RESET = "\x1b[32m", "\x1b[0m"
 SEVERITY_STYLE = {Severity.ERROR: "bold red", Severity.WARNING: "yellow", Severity.INFO: "cyan"}
 
 
-@functools.lru_cache(maxsize=64)
+@functools.lru_cache(maxsize=2)  # files come one at a time: keep the one being shown
 def _source_lines(path: str) -> list[str]:
     try:
         with open(path, encoding="utf-8", errors="replace", newline=None) as handle:
@@ -84,56 +94,66 @@ def _summary_table(report: Report) -> Table:
     return table
 
 
-def render(report: Report, stream: TextIO) -> None:
-    if not report.findings and not report.fixed:
-        stream.write(_all_passed(report, colour=report.terminal))
-        return
-    from rich.console import Console
+class Writer(FormatWriter):
+    """Each file's findings as they come; the per-target table and the counts at the end."""
 
-    console = Console(
-        file=stream,
-        force_terminal=report.terminal,
-        no_color=not report.terminal,
-        highlight=False,
-        soft_wrap=True,
-        width=None if report.terminal else 120,
-    )
-    findings = report.sorted_findings()
-    for finding in findings:
-        console.print(_finding_block(finding, report))
-        console.print()
-    if report.quiet:
-        return
-    if findings:
-        console.print(_summary_table(report))
-        console.print()
-    if report.show_fixes and report.fixed:
-        console.print(f"Fixed {_plural(len(report.fixed), 'finding')}:")
-        for path in sorted({f.path for f in report.fixed}):
-            console.print(f"  {printable(path)}:")
-            counts = Counter(f.code for f in report.fixed if f.path == path)
-            for code, count in sorted(counts.items()):
-                console.print(f"    {count} × {code} ({report.catalog.rules[code].name})")
-        console.print()
-    elif report.fixed:
-        console.print(f"Fixed {_plural(len(report.fixed), 'finding')}.")
-    count = len(findings)
-    files = len({f.path for f in findings})
-    if count:
-        line = f"Found {_plural(count, 'finding')} in {_plural(files, 'file')}"
-        line += f" ({report.files_checked} checked)."
-        fixes = fix_summary(*report.fix_counts(), report.unsafe_fixes)
-        if fixes:
-            line += f"\n{fixes}"
-        console.print(line)
-    else:
-        console.print(_all_passed(report, colour=False).rstrip("\n"), style="green")
+    _console: Console | None = None
+
+    @property
+    def console(self) -> Console:
+        if self._console is None:
+            from rich.console import Console
+
+            self._console = Console(
+                file=self.stream,
+                force_terminal=self.report.terminal,
+                no_color=not self.report.terminal,
+                highlight=False,
+                soft_wrap=True,
+                width=None if self.report.terminal else 120,
+            )
+        return self._console
+
+    def file(self, findings: Sequence[Finding]) -> None:
+        for finding in findings:
+            self.console.print(_finding_block(finding, self.report))
+            self.console.print()
+
+    def finish(self) -> None:
+        report, totals = self.report, self.report.totals
+        if not totals.findings and not totals.fixed_count:
+            self.stream.write(_all_passed(report, colour=report.terminal))
+            return
+        if report.quiet:
+            return
+        console = self.console
+        if totals.findings:
+            console.print(_summary_table(report))
+            console.print()
+        if report.show_fixes and totals.fixed_count:
+            console.print(f"Fixed {plural(totals.fixed_count, 'finding')}:")
+            for path, counts in sorted(totals.fixed.items()):
+                console.print(f"  {printable(path)}:")
+                for code, count in sorted(counts.items()):
+                    console.print(f"    {count} × {code} ({report.catalog.rules[code].name})")
+            console.print()
+        elif totals.fixed_count:
+            console.print(f"Fixed {plural(totals.fixed_count, 'finding')}.")
+        if totals.findings:
+            line = f"Found {plural(totals.findings, 'finding')} in {plural(totals.files, 'file')}"
+            line += f" ({report.files_checked} checked)."
+            fixes = fix_summary(*report.fix_counts(), report.unsafe_fixes)
+            if fixes:
+                line += f"\n{fixes}"
+            console.print(line)
+        else:
+            console.print(_all_passed(report, colour=False).rstrip("\n"), style="green")
+
+
+def render(report: Report, stream: TextIO) -> None:
+    write_whole(Writer(report, stream), report)
 
 
 def _all_passed(report: Report, colour: bool) -> str:
     line = f"All checks passed ({report.files_checked} files checked)."
     return f"{GREEN}{line}{RESET}\n" if colour else f"{line}\n"
-
-
-def _plural(count: int, word: str) -> str:
-    return f"{count} {word}{'s' if count != 1 else ''}"

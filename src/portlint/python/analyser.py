@@ -34,13 +34,16 @@ from portlint.python.backends import (
     nvidia_feature_words,
     vendor_words,
 )
-from portlint.python.context import Context
+from portlint.python.context import LOG_CALL, Context
 from portlint.python.fix_builder import FixBuilder
 from portlint.python.guards import (
+    CUDA_DEVICE_TEXT,
     PREDICATE,
     Branch,
     Guard,
+    MultiDevice,
     Vendors,
+    admits_cuda,
     cuda_polarity,
     handled_targets,
     if_chain,
@@ -48,11 +51,17 @@ from portlint.python.guards import (
     newer_torch_arm,
     only_targets,
 )
-from portlint.python.names import function_locals, import_bindings
+from portlint.python.names import (
+    class_locals,
+    comprehension_locals,
+    function_locals,
+    import_bindings,
+)
 from portlint.python.newer_syntax import syntax_error_note
 from portlint.python.package_checks import package_scope
 from portlint.python.relevance import CANDIDATE_TEXT, Relevance
 from portlint.python.tree import child_nodes, parent_map, walk
+from portlint.sink import FindingSink
 from portlint.textindex import LineIndex
 
 Check = Callable[[ast.AST, Context], None]
@@ -100,6 +109,9 @@ class Analyser(ast.NodeVisitor):
             for target, facts in ctx.catalog.target_facts().items()
         }
         self.vendors = Vendors(markers, vendor_words(ctx.catalog))
+        self.multi_device = MultiDevice.from_facts(
+            ctx.catalog.target_facts(), ctx.catalog.table("targets").get("multi_device", {})
+        )
         self.feature_words = nvidia_feature_words(ctx.catalog)
 
     # -- the walk --------------------------------------------------------------------------------
@@ -172,11 +184,13 @@ class Analyser(ast.NodeVisitor):
         override = node.name == "cuda" and isinstance(self.stack[-2], ast.ClassDef)
         lower = node.name.lower()
         feature = any(word in lower for word in self.feature_words)
-        if override or feature or self._is_predicate(node.name):
+        helper = self._vendor_helper(node)
+        if override or feature or helper or self._is_predicate(node.name):
             # an override of ``.cuda()``: its body is the CUDA implementation, and its
             # ``super().cuda(...)`` is not a call site; the body of ``is_cuda_available()`` or
             # ``is_rocm_available()`` is the vendor check itself; ``check_nvlink_connectivity``
-            # implements a feature only NVIDIA has
+            # implements a feature only NVIDIA has; ``_check_nvidia_connectivity`` beside
+            # ``_check_amd_connectivity`` is the NVIDIA arm of a per-vendor helper
             self.ctx.backend_lines.append((node.lineno, node.end_lineno or node.lineno))
         # kw_defaults holds None for a keyword-only argument without a default.
         defaults = [d for d in node.args.kw_defaults if d is not None]
@@ -198,6 +212,25 @@ class Analyser(ast.NodeVisitor):
 
     visit_AsyncFunctionDef = visit_FunctionDef
 
+    def _vendor_helper(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+        """The function is named for CUDA (``_check_nvidia_connectivity``) and its module or
+        class defines the same function for another accelerator target
+        (``_check_amd_connectivity``, ``_check_npu_connectivity``)."""
+        block = getattr(self.stack[-2], "body", [])
+        names = {s.name for s in block if isinstance(s, ast.FunctionDef | ast.AsyncFunctionDef)}
+        words = node.name.split("_")
+        others = [
+            word
+            for word, vendor in self.vendors.words.items()
+            if vendor in self.vendors.markers and vendor != "cpu"
+        ]
+        for position, word in enumerate(words):
+            if self.vendors.words.get(word.lower()) == "cuda":
+                for other in others:
+                    if "_".join([*words[:position], other, *words[position + 1 :]]) in names:
+                        return True
+        return False
+
     def _package_scope(self, node: ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) -> None:
         absent = package_scope(node.name, self.ctx.catalog)
         if absent:
@@ -205,7 +238,11 @@ class Analyser(ast.NodeVisitor):
 
     def visit_ClassDef(self, node: ast.ClassDef) -> None:
         self._package_scope(node)
-        self.generic_visit(node)
+        self.visit_many([*node.bases, *node.keywords])
+        self.ctx.resolver.push(class_locals(node))
+        self.visit_many(node.body)
+        self.ctx.resolver.pop()
+        self.visit_many(node.decorator_list)
 
     def _is_predicate(self, name: str) -> bool:
         """``is_cuda_available``, ``is_rocm_available``: a function that names a vendor."""
@@ -240,13 +277,106 @@ class Analyser(ast.NodeVisitor):
         self.visit(node.body)
         self.ctx.resolver.pop()
 
+    def visit_ListComp(
+        self, node: ast.ListComp | ast.SetComp | ast.DictComp | ast.GeneratorExp
+    ) -> None:
+        """``[torch.cuda for torch in objs]``: the loop names hide outer names inside the
+        comprehension only; its first iterable is evaluated outside it."""
+        first, *others = node.generators
+        self.visit(first.iter)
+        self.ctx.resolver.push(comprehension_locals(node))
+        self.visit_many([first.target, *first.ifs])
+        for generator in others:
+            self.visit_many([generator.target, generator.iter, *generator.ifs])
+        if isinstance(node, ast.DictComp):
+            self.visit_many([node.key, node.value])
+        else:
+            self.visit(node.elt)
+        self.ctx.resolver.pop()
+
+    visit_SetComp = visit_GeneratorExp = visit_DictComp = visit_ListComp
+
     def visit_Assign(self, node: ast.Assign) -> None:
+        covered = frozenset()
+        if self._only_printed(node):
+            # ``device = torch.device("cuda" if ... else "cpu")`` then only ``print(device)``:
+            # the choice places no work, it is only described
+            covered = frozenset(self.vendors.markers)
+        elif cuda_polarity(node.value, self.ctx.qualified_name, self.ctx.cuda_flags) == 1:
+            covered = self._flag_run(node)
+        outer = self.guard
+        self.guard = outer.inside(False, covered)
         self.visit(node.value)
+        self.guard = outer
         self._record_assignment(node.targets, node.value)
         self.visit_many(node.targets)
         for target in node.targets:  # args.dist_backend = "nccl"; self.device = "cuda"
             if isinstance(target, ast.Attribute):
                 self._record_attribute(target.attr, node.value)
+
+    def _flag_run(self, node: ast.Assign) -> frozenset[str]:
+        """``use_cuda = torch.cuda.is_available()`` among ``use_xpu = is_xpu_available()``,
+        ``use_npu = is_npu_available()``: adjacent flags for each vendor, as a dispatch's arms
+        are; the targets the other flags check are covered."""
+        block = _block_of(node, self.stack[-2]) if len(self.stack) > 1 else []
+        if not block:
+            return frozenset()
+        resolve = self.ctx.qualified_name
+
+        def vendor_flag(statement: ast.AST) -> frozenset[str] | None:
+            if not (isinstance(statement, ast.Assign) and len(statement.targets) == 1):
+                return None
+            return only_targets(statement.value, resolve, self.vendors)
+
+        index = block.index(node)
+        covered: set[str] = set()
+        for step in (-1, 1):
+            position = index + step
+            while 0 <= position < len(block):
+                targets = vendor_flag(block[position])
+                if targets is None:
+                    break
+                covered |= targets
+                position += step
+        return frozenset(covered)
+
+    def _only_printed(self, node: ast.Assign) -> bool:
+        """The statement gives a local name a device choice (a value with a ``"cuda"`` string:
+        ``torch.device("cuda" if ... else "cpu")``), and every use of the name in the function
+        is inside a print or log call. (A value read from the device, such as a memory counter,
+        is still reported: elsewhere it prints a different number.)"""
+        if not (len(node.targets) == 1 and isinstance(node.targets[0], ast.Name)):
+            return False
+        value = node.value
+        if not any(
+            isinstance(n, ast.Constant)
+            and isinstance(n.value, str)
+            and CUDA_DEVICE_TEXT.fullmatch(n.value)
+            for n in walk(value)
+        ):
+            return False
+        scope = next(
+            (
+                s
+                for s in reversed(self.stack)
+                if isinstance(s, ast.FunctionDef | ast.AsyncFunctionDef)
+            ),
+            None,
+        )
+        if scope is None:
+            return False
+        name = node.targets[0].id
+        printed: set[int] = set()
+        for call in walk(scope):
+            if isinstance(call, ast.Call) and LOG_CALL.search(_call_name(call) or ""):
+                for part in [*call.args, *call.keywords]:
+                    printed.update(id(n) for n in walk(part))
+        uses = [
+            n
+            for n in walk(scope)
+            if isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Load)
+        ]
+        return bool(uses) and all(id(n) in printed for n in uses)
 
     def _record_attribute(self, attribute: str, value: ast.expr) -> None:
         if self.relevance.has_candidate(value.lineno, value.end_lineno or value.lineno):
@@ -326,6 +456,8 @@ class Analyser(ast.NodeVisitor):
         # Early-return siblings (``if cuda: return ...`` then ``if xpu: return ...``) count as
         # branches of this chain for what they handle.
         extra = self._early_return_siblings(branches) if statement else []
+        if statement:
+            extra += self._vendor_run(branches)
         # A branch handles a target when its test or its body names that target's API or device.
         handled = [self._handled(b) for b in branches]
         extra_handled = frozenset().union(*(self._handled(b) for b in extra))
@@ -342,6 +474,9 @@ class Analyser(ast.NodeVisitor):
         if gate is not None and (last == 1 or branches[last].test is None):
             newer = newer_torch_arm(gate)
         old_arm = None if newer is None else (last if newer else last - 1)
+        refused_else = last > 0 and branches[last].test is None and _refuses(branches[last])
+        for branch in branches:
+            self._package_test_scope(branch)
         for position, branch in enumerate(branches):
             covered = frozenset().union(
                 extra_handled, *(h for i, h in enumerate(handled) if i != position)
@@ -365,6 +500,14 @@ class Analyser(ast.NodeVisitor):
                 # ``torch.amp.GradScaler(dev) if newer else torch.cuda.amp.GradScaler()``: the
                 # older torch has no generic form, and the newer arm already is one
                 covered |= frozenset(self.vendors.markers)
+            if self.multi_device.concerns(branch):
+                # ``elif torch.cuda.is_available(): backend = "nccl"``: a single-device target
+                # has no collective backend, no visible-devices mask, never a second device
+                covered |= self.multi_device.single
+            if polarity[position] == 1 and statement and _refines(branch, self._after()):
+                # ``if torch.cuda.is_available(): return "bf16" if supported else "16"`` then
+                # ``return "bf16"``: the other targets get the CUDA arm's own best answer
+                covered |= frozenset(self.vendors.markers)
             if polarity[position] == 1 and _builds_refusal(branch):
                 # ``if torch.cuda.is_initialized(): raise RuntimeError(...)``: a refusal only
                 # CUDA needs; elsewhere the test is False and the code goes on
@@ -385,17 +528,21 @@ class Analyser(ast.NodeVisitor):
             logs = polarity[position] != 0 and (
                 _only_logs(branch)
                 or _only_calls(branch, NUMERIC_MODE_CALL)
+                or _fills_index(branch)
                 or any(_stand_in(other) for other in branches if other is not branch)
             )
             if polarity[position] == 1 and branch.test is not None:
                 self.ctx.cuda_branches.append((branch.test, branch.body))
             if branch.test is not None:
                 # The CUDA check itself is CUDA-only detection: False on every other vendor,
-                # unless the branch refuses to run (``if device.type != "cuda": raise``).
-                refuses = _refuses(branch)
+                # unless the branch refuses to run (``if device.type != "cuda": raise``), or
+                # the chain's final ``else`` does (``if dev == "cuda": ... else: raise``).
+                refuses = _refuses(branch) or (
+                    refused_else and admits_cuda(branch.test, resolve, flags)
+                )
                 detection = polarity[position] != 0 and not refuses
                 self.guard = outer.inside(
-                    cuda_only or detection,
+                    (cuda_only and not refuses) or detection,
                     covered,
                     info=logs,
                     refuses=refuses,
@@ -411,6 +558,39 @@ class Analyser(ast.NodeVisitor):
             )
             self.visit_many(branch.body)
         self.guard = outer
+
+    def _package_test_scope(self, branch: Branch) -> None:
+        """``if type(p).__name__ in ["Int8Params", "Params4bit"] and dev.type in ("cuda",
+        "xpu"):``: a branch whose test names a CUDA-only package, or a class only that package
+        defines, runs only where the package does (a negated test is the other way round)."""
+        test = branch.test
+        if test is None or not branch.body:
+            return
+        words = []
+        for node in walk(test):
+            if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
+                return
+            if isinstance(node, ast.Constant) and isinstance(node.value, str):
+                words.append(node.value)
+            elif isinstance(node, ast.Name | ast.Attribute):
+                words.append(node.id if isinstance(node, ast.Name) else node.attr)
+        for word in words:
+            absent = package_scope(word, self.ctx.catalog)
+            if absent:
+                last = max(n.end_lineno or n.lineno for n in branch.body)
+                self.ctx.package_scopes.append((test.lineno, last, absent))
+                return
+
+    def _after(self) -> list[ast.AST]:
+        """The statements after the one being visited, in its block."""
+        if len(self.stack) < 2:
+            return []
+        node, parent = self.stack[-1], self.stack[-2]
+        for field in ("body", "orelse", "finalbody"):
+            block = getattr(parent, field, None)
+            if isinstance(block, list) and node in block:
+                return block[block.index(node) + 1 :]
+        return []
 
     def _may_report(self, branch: Branch) -> bool:
         """The branch has a line that can hold a finding (what a generic twin would cover)."""
@@ -463,6 +643,42 @@ class Analyser(ast.NodeVisitor):
         if leaves and block[end:] and all(_is_early_return(s) for s in block[start:end]):
             siblings.append(Branch(None, list(block[end:])))
         return siblings
+
+    def _vendor_run(self, branches: list[Branch]) -> list[Branch]:
+        """``if is_xpu_available(): ...`` then ``if is_mlu_available(): ...`` then ``if
+        is_cuda_available(): ...``: a run of ``if`` statements that each start with a vendor
+        test is one dispatch written without ``elif``; the others' branches are siblings."""
+        if len(self.stack) < 2 or not self._vendor_if(self.stack[-1]):
+            return []
+        node = self.stack[-1]
+        block = _block_of(node, self.stack[-2])
+        if not block:
+            return []
+        index = block.index(node)
+        start = index
+        while start > 0 and self._vendor_if(block[start - 1]):
+            start -= 1
+        end = index + 1
+        while end < len(block) and self._vendor_if(block[end]):
+            end += 1
+        return [
+            branch
+            for statement in block[start:end]
+            if statement is not node
+            for branch in if_chain(statement)
+            if branch.test is not None and self._vendor_test(branch.test)
+        ]
+
+    def _vendor_if(self, statement: ast.AST) -> bool:
+        """An ``if`` whose first test is a vendor predicate or a CUDA test."""
+        return isinstance(statement, ast.If) and self._vendor_test(statement.test)
+
+    def _vendor_test(self, test: ast.expr) -> bool:
+        resolve = self.ctx.qualified_name
+        return (
+            only_targets(test, resolve, self.vendors) is not None
+            or cuda_polarity(test, resolve, self.ctx.cuda_flags) == 1
+        )
 
     def visit_Dict(self, node: ast.Dict) -> None:
         """Dispatch keyed by device type: the ``"cuda"`` entry's siblings cover their targets."""
@@ -529,6 +745,16 @@ class Analyser(ast.NodeVisitor):
     visit_TryStar = visit_Try
 
 
+def _block_of(node: ast.AST, parent: ast.AST) -> list[ast.AST]:
+    """The statement list that holds ``node``: in ``parent`` or in one of its ``elif`` arms."""
+    for holder in walk(parent):
+        if isinstance(holder, ast.stmt | ast.Module | ast.ExceptHandler):
+            for value in vars(holder).values():
+                if isinstance(value, list) and any(s is node for s in value):
+                    return value
+    return []
+
+
 def _argument_destination(call: ast.Call) -> str | None:
     """The attribute argparse stores an option under: ``--dist-backend`` -> dist_backend."""
     for keyword in call.keywords:
@@ -538,6 +764,11 @@ def _argument_destination(call: ast.Call) -> str | None:
     long = [n for n in names if n.startswith("--")]
     chosen = long[0] if long else (names[0] if names else "")
     return chosen.lstrip("-").replace("-", "_") or None
+
+
+def _call_name(call: ast.Call) -> str | None:
+    func = call.func
+    return func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", None)
 
 
 def _is_true(node: ast.expr) -> bool:
@@ -743,7 +974,6 @@ def _asks_for_feature(test: ast.expr | None) -> bool:
 
 #: A switch to a different numeric mode (TF32 matmuls): elsewhere only the numbers differ.
 NUMERIC_MODE_CALL = re.compile(r"^set_float32_matmul_precision$")
-LOG_CALL = re.compile(r"(?:print|debug|info|warning|warn|log|write)$")
 
 
 def _only_calls(branch: Branch, pattern: re.Pattern[str]) -> bool:
@@ -758,6 +988,49 @@ def _only_calls(branch: Branch, pattern: re.Pattern[str]) -> bool:
         if not pattern.search(name):
             return False
     return True
+
+
+def _refines(branch: Branch, after: list[ast.AST]) -> bool:
+    """The branch only returns values (through nested ``if``s), and the statement after it
+    returns one of them without computing anything: the CUDA arm refines an answer that every
+    other target gets as it is."""
+    if branch.test is None or not after or not isinstance(after[0], ast.Return):
+        return False
+    fallback = after[0].value
+    if fallback is None or any(isinstance(n, ast.Call) for n in walk(fallback)):
+        return False
+    returns = []
+    pending = list(branch.body)
+    while pending:
+        statement = pending.pop()
+        if isinstance(statement, ast.If):
+            pending += [*statement.body, *statement.orelse]
+        elif isinstance(statement, ast.Return) and statement.value is not None:
+            returns.append(ast.dump(statement.value))
+        else:
+            return False
+    return ast.dump(fallback) in returns
+
+
+def _fills_index(branch: Branch) -> bool:
+    """``if device.type == "cuda" and device.index is None: return torch.device(f"cuda:{i}")``:
+    the branch only gives a device without an index the current one; elsewhere the device keeps
+    no index, a value merely different (info)."""
+    test = branch.test
+    if not (isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And)):
+        return False
+    asks_index = any(
+        isinstance(term, ast.Compare)
+        and isinstance(term.left, ast.Attribute)
+        and term.left.attr == "index"
+        and isinstance(term.ops[0], ast.Is)
+        and isinstance(term.comparators[0], ast.Constant)
+        and term.comparators[0].value is None
+        for term in test.values
+    )
+    return (
+        asks_index and len(branch.body) == 1 and isinstance(branch.body[0], ast.Return | ast.Assign)
+    )
 
 
 def _stand_in(branch: Branch) -> bool:
@@ -783,9 +1056,14 @@ def _catches_import_error(handler: ast.ExceptHandler) -> bool:
 
 
 def analyse_python(
-    source: SourceFile, catalog: Catalog, settings: Settings | None = None, sliced: bool = True
-) -> list[Finding]:
-    """Findings in one Python file, with their fixes. A syntax error gives one PRT001 finding.
+    source: SourceFile,
+    catalog: Catalog,
+    settings: Settings | None,
+    sink: FindingSink,
+    sliced: bool = True,
+) -> None:
+    """Emit the findings of one Python file, with their fixes, into ``sink``. A syntax error
+    gives one PRT001 finding.
 
     ``sliced``: parse only the statements the analysis can read (``python.slices``); the
     findings are the same as with a whole parse."""
@@ -796,15 +1074,18 @@ def analyse_python(
         tree, stubs = slices.parse(source.text, source.path, relevance, words, sliced)
     except SyntaxError as error:
         requires = settings.requires_python if settings else None
-        return [parse_error_finding(source.path, error, index, catalog, requires)]
+        sink.emit(parse_error_finding(source.path, error, index, catalog, requires))
+        return
     except (ValueError, RecursionError) as error:  # null bytes; absurdly deep nesting
-        return [_finding_at_start(source.path, f"cannot parse: {error}", catalog)]
+        sink.emit(_finding_at_start(source.path, f"cannot parse: {error}", catalog))
+        return
     findings, visited = _analyse_tree(source, tree, stubs, index, catalog, settings)
     if any(id(stub) in visited and slices.is_stub(stub) for stub in stubs):
         # the walk reached a definition left unparsed, and it did not parse alone
         tree = ast.parse(source.text, filename=source.path)
         findings, _ = _analyse_tree(source, tree, [], index, catalog, settings)
-    return findings
+    for finding in findings:
+        sink.emit(finding)
 
 
 def _analyse_tree(

@@ -36,30 +36,48 @@ def check_torch_name(node: ast.Attribute | ast.Name, name: str, ctx: Context) ->
         _report_profiler_activity(node, ctx)
     elif name == "torch.version.cuda":
         ctx.report(node, "PRT601", "`torch.version.cuda` is None on ROCm and every other vendor")
-    elif name in TF32_SWITCHES and not _saved_or_restored(node, name, ctx):
-        ctx.report(node, "PRT603", f"`{name}` only affects NVIDIA GPUs")
-    elif name in CUDNN_SWITCHES and not _saved_or_restored(node, name, ctx):
-        ctx.report(node, "PRT604", f"`{name}` has no effect outside NVIDIA and ROCm")
+    elif name in TF32_SWITCHES:
+        _report_switch(node, name, ctx, "PRT603", f"`{name}` only affects NVIDIA GPUs")
+    elif name in CUDNN_SWITCHES:
+        message = f"`{name}` has no effect outside NVIDIA and ROCm"
+        _report_switch(node, name, ctx, "PRT604", message)
 
 
-def _saved_or_restored(node: ast.AST, name: str, ctx: Context) -> bool:
+def _report_switch(node: ast.AST, name: str, ctx: Context, code: str, message: str) -> None:
     """``old = cudnn.benchmark`` ... ``cudnn.benchmark = old`` (or through an attribute or a
     keyword: ``capture(benchmark=cudnn.benchmark)`` ... ``cudnn.benchmark = self.benchmark``):
-    only the change in between is reported, not the read that saves the flag nor the write that
-    restores it."""
+    the read that saves the flag is not reported; the write that restores it is reported only
+    when its module-level function or class changes the flag nowhere else (then it is the one
+    site of the pair)."""
     parent = ctx.parents.get(id(node))
     if isinstance(parent, ast.keyword) and parent.value is node and parent.arg:
         ctx.saved_switches[parent.arg] = name
-        return True
-    if not isinstance(parent, ast.Assign):
-        return False
-    if parent.value is node:
+        return
+    if isinstance(parent, ast.Assign) and parent.value is node:
         names = [_last_name(t) for t in parent.targets]
         for saved in names:
             if saved:
                 ctx.saved_switches[saved] = name
-        return any(names)
-    return ctx.saved_switches.get(_last_name(parent.value) or "") == name
+        if any(names):
+            return
+    restores = (
+        isinstance(parent, ast.Assign)
+        and parent.value is not node
+        and ctx.saved_switches.get(_last_name(parent.value) or "") == name
+    )
+    switch = (id(_top_level(node, ctx)), name)
+    if restores:
+        ctx.switch_restores[id(node)] = switch
+    else:
+        ctx.switch_changes.add(switch)
+    ctx.report(node, code, message)
+
+
+def _top_level(node: ast.AST, ctx: Context) -> ast.AST:
+    """The module-level statement (function, class) that holds ``node``."""
+    while not isinstance(ctx.parents.get(id(node)), ast.Module | None):
+        node = ctx.parents[id(node)]
+    return node
 
 
 def _last_name(node: ast.AST) -> str | None:

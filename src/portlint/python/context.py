@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -15,6 +16,8 @@ from portlint.python.tree import walk
 from portlint.textindex import LineIndex
 
 GUARDED_NOTE = "only on the CUDA path: {targets} skip it and silently run on the CPU"
+#: Calls that print or log: ``print``, ``logger.info``, ``sys.stderr.write``.
+LOG_CALL = re.compile(r"(?:print|debug|info|warning|warn|log|write)$")
 
 
 @dataclass
@@ -59,11 +62,14 @@ class Context:
     package_scopes: list[tuple[int, int, frozenset[str]]] = field(default_factory=list)
     #: Local name -> the cuDNN/TF32 switch its value was read from (``old = ...benchmark``).
     saved_switches: dict[str, str] = field(default_factory=dict)
+    #: id(node) -> (id of its module-level statement, switch) for a write that restores a saved
+    #: switch; and the same pairs for the other writes. A restore is reported only where nothing
+    #: else in its module-level function or class changes its switch.
+    switch_restores: dict[int, tuple[int, str]] = field(default_factory=dict)
+    switch_changes: set[tuple[int, str]] = field(default_factory=set)
     #: Names of the functions defined at module level (per-vendor helpers name their siblings).
     module_functions: frozenset[str] = frozenset()
     _reported: set[tuple[int, str]] = field(default_factory=set)
-    #: id(node) of the reports dropped because they restate their branch test.
-    _restated: set[int] = field(default_factory=set)
 
     def qualified_name(self, node: ast.AST) -> str | None:
         return self.resolver.qualified_name(node) if isinstance(node, ast.expr) else None
@@ -103,6 +109,19 @@ class Context:
         chosen = targets if targets is not None else rule.targets
         self.reports.append(Report(node, rule, message, chosen, severity, fix, span))
 
+    def in_log_call(self, node: ast.AST) -> bool:
+        """The node is part of what a print or log call is given
+        (``logger.info("was {}".format(os.environ["NCCL_SOCKET_IFNAME"]))``)."""
+        child, current = node, self.parents.get(id(node))
+        while current is not None and not isinstance(current, ast.stmt):
+            if isinstance(current, ast.Call) and current.func is not child:
+                func = current.func
+                name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+                if LOG_CALL.search(name):
+                    return True
+            child, current = current, self.parents.get(id(current))
+        return False
+
     def in_backend(self, node: ast.AST) -> bool:
         line = getattr(node, "lineno", 0)
         return any(first <= line <= last for first, last in self.backend_lines)
@@ -123,9 +142,10 @@ class Context:
             test_ids = {id(node) for node in walk(test)}
             body_ids = {id(node) for part in body for node in walk(part)}
             inside = [f for r, f in finished.values() if id(r.node) in body_ids]
-            # a literal that restates the test counts as an info-level finding of the body
-            restated = not body_ids.isdisjoint(self._restated)
-            if not (inside or restated) or any(f.severity is not Severity.INFO for f in inside):
+            # A literal that restates the test is no finding of the body: a branch that only
+            # stores it (``self.accelerator = "cuda"``) keeps its test's severity, since the
+            # other targets skip that setting.
+            if not inside or any(f.severity is not Severity.INFO for f in inside):
                 continue
             for key, (report, finding) in finished.items():
                 if id(report.node) in test_ids and finding.severity is not Severity.INFO:
@@ -134,11 +154,10 @@ class Context:
                     finished[key] = (report, quiet)
 
     def _finish(self, report: Report) -> Finding | None:
+        if self.switch_restores.get(id(report.node)) in self.switch_changes:
+            return None  # the change of the switch is the site, not its restore
         guard = self.guards.get(id(report.node), NO_GUARD)
-        if guard.restated and _restates(
-            report.node, self.parents.get(id(report.node)), guard.restated
-        ):
-            self._restated.add(id(report.node))
+        if guard.restated and _restates(report.node, self.parents, guard.restated):
             return None
         targets = dict(report.targets)
         for target in targets:
@@ -173,14 +192,19 @@ class Context:
         return report.rule.finding(self.path, span, message, symbol, targets, severity, report.fix)
 
 
-def _restates(node: ast.AST, parent: ast.AST | None, tested: frozenset[str]) -> bool:
+def _restates(node: ast.AST, parents: Mapping[int, ast.AST], tested: frozenset[str]) -> bool:
     """``self.backend = "cuda:nccl,cpu:gloo"`` under ``if self.backend == "nccl":``, or
     ``flag not in ("auto", "cuda")`` under ``if dev.type == "cuda":``: the literal stored or
     compared says again what the enclosing test required, so the test is the site. A literal
     used (``torch.device("cuda")``) is still reported."""
+    parent = parents.get(id(node))
+    if isinstance(parent, ast.Tuple | ast.List | ast.Set):  # ``flag in ("auto", "cuda")``
+        listed = isinstance(parents.get(id(parent)), ast.Compare)
+    else:
+        listed = False
     if isinstance(node, ast.Compare):
         parts: list[ast.AST] = list(node.comparators)
-    elif isinstance(node, ast.Constant) and isinstance(parent, ast.Assign):
+    elif isinstance(node, ast.Constant) and (isinstance(parent, ast.Assign) or listed):
         parts = [node]
     else:
         return False

@@ -10,6 +10,7 @@ from portlint.model import PORTABLE, Advice, Edit, Fix, Span, Status
 from portlint.python.context import Context
 from portlint.python.fixes import FixBase, _contains
 from portlint.python.torch_api import torch_cuda_api
+from portlint.python.tree import walk
 
 CUDA_DEVICE = re.compile(r"^cuda(:\d+)?$")
 CUDA_PREFIX = re.compile(r"^cuda(:|$)")
@@ -27,13 +28,22 @@ DEVICE_FIRST_ARGUMENT = frozenset(
         "torch.Event",
     }
 )
-#: Keyword arguments that take a device, a device type or a list of devices.
+#: Keyword arguments that take a device, a device type or a list of devices; ``accelerator=``
+#: is the accelerator name of Lightning's ``Trainer`` and ``Fabric`` (``"cuda"``, ``"mps"``).
 DEVICE_KEYWORDS = frozenset(
-    {"device", "device_type", "map_location", "device_ids", "output_device", "devices"}
+    {
+        "device",
+        "device_type",
+        "map_location",
+        "device_ids",
+        "output_device",
+        "devices",
+        "accelerator",
+    }
 )
 #: Positions that want a device type string ("cuda"), not a torch.device.
 TYPE_FIRST_ARGUMENT = frozenset({"torch.autocast", "torch.amp.autocast", "torch.amp.GradScaler"})
-TYPE_KEYWORDS = frozenset({"device_type"})
+TYPE_KEYWORDS = frozenset({"device_type", "accelerator"})
 #: How many assignments deep a device string is followed through variables.
 FLOW_DEPTH = 3
 #: Targets with one device, whose advice has no index to keep ("mps", "cpu").
@@ -149,11 +159,28 @@ BEHAVES_LIKE = {
 }
 
 
+def _behaves_like(name: str | None, ctx: Context) -> str | None:
+    """The torch.cuda name whose measured behaviour a device position of ``name`` shares: the
+    table above, and the autocast wrappers of rules/device.toml (Lightning's MixedPrecision)."""
+    if name is None or name in BEHAVES_LIKE:
+        return BEHAVES_LIKE.get(name or "")
+    table = ctx.catalog.table("device").get("device", {}).get("autocast_wrappers", {})
+    package, _, rest = name.partition(".")
+    if (
+        rest
+        and package in table.get("packages", ())
+        and name.rsplit(".", 1)[-1] in table.get("classes", ())
+    ):
+        return "amp.autocast"
+    return None
+
+
 def check_device_strings(node: ast.Call, ctx: Context) -> None:
     name = ctx.qualified_name(node.func)
     severity, behaviour = None, ""
-    if name in BEHAVES_LIKE:
-        entry = torch_cuda_api(ctx.catalog).entry(BEHAVES_LIKE[name])
+    like = _behaves_like(name, ctx)
+    if like is not None:
+        entry = torch_cuda_api(ctx.catalog).entry(like)
         severity, behaviour = entry.severity, entry.behaviour_text()
     for argument, wants_type in device_arguments(node, name):
         for literal in device_literals(argument, ctx):
@@ -271,11 +298,42 @@ def check_device_type_comparison(node: ast.Compare, ctx: Context) -> None:
         # ``device_type in ("cuda", "mps", "cpu")``: the targets listed beside it are handled
         listed = {e.value for e in elements if isinstance(e, ast.Constant)}
         targets = {t: PORTABLE if t in listed else a for t, a in rule.targets.items()}
+        if "cpu" in targets and _feeds_only_transfer_hints(node, ctx):
+            targets["cpu"] = PORTABLE
         for element in elements:
             if isinstance(element, ast.Constant) and element.value == "cuda":
                 fix = ctx.fixes.device_type_comparison(node, element) if ctx.fixes else None
                 message = 'Device type compared with `"cuda"`'
                 ctx.report(element, "PRT104", message, targets=targets, fix=fix)
+
+
+def _feeds_only_transfer_hints(node: ast.Compare, ctx: Context) -> bool:
+    """``use_cuda = device == "cuda"``, and every use of ``use_cuda`` is ``pin_memory=use_cuda``
+    or ``non_blocking=use_cuda`` (rules/device.toml ``[device.transfer_hints]``): a CPU-only
+    machine has no host-to-device copy to tune."""
+    assign = ctx.parents.get(id(node))
+    if not (
+        isinstance(assign, ast.Assign)
+        and len(assign.targets) == 1
+        and isinstance(assign.targets[0], ast.Name)
+    ):
+        return False
+    name = assign.targets[0].id
+    scope: ast.AST = assign
+    while not isinstance(scope, ast.FunctionDef | ast.AsyncFunctionDef | ast.Module):
+        parent = ctx.parents.get(id(scope))
+        if parent is None:
+            break
+        scope = parent
+    table = ctx.catalog.table("device").get("device", {}).get("transfer_hints", {})
+    hints = frozenset(table.get("keywords", ()))
+    uses = hinted = 0
+    for inner in walk(scope):
+        if isinstance(inner, ast.Name) and inner.id == name and isinstance(inner.ctx, ast.Load):
+            uses += 1
+        elif isinstance(inner, ast.keyword) and inner.arg in hints:
+            hinted += isinstance(inner.value, ast.Name) and inner.value.id == name
+    return uses > 0 and uses == hinted
 
 
 # -- fixes ---------------------------------------------------------------------------------------

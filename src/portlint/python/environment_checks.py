@@ -80,12 +80,14 @@ def _advice_from_row(row: dict, rocm_portable: bool) -> dict[str, Advice]:
     return advice
 
 
-def _report_variable(node: ast.AST, ctx: Context, any_case: bool = False) -> None:
+def _report_variable(node: ast.AST, ctx: Context, within: ast.AST, any_case: bool = False) -> None:
+    """``node`` names a variable in ``within`` (a subscript, a call, a dict, a comparison)."""
     if not (isinstance(node, ast.Constant) and isinstance(node.value, str)):
         return
     name = node.value.upper() if any_case and node.value.startswith("nccl_") else node.value
     advice = env_advice(ctx.catalog).get(name)
-    if advice is not None:
+    # a value read only to be printed or logged configures nothing
+    if advice is not None and not ctx.in_log_call(within):
         message = f"`{name}` is honoured only by NVIDIA's stack"
         severity = env_severity(ctx.catalog).get(name)
         ctx.report(node, "PRT401", message, targets=advice, severity=severity)
@@ -95,27 +97,27 @@ def check_environ_subscript(node: ast.Subscript, ctx: Context) -> None:
     """``os.environ["NCCL_DEBUG"]``, and any other mapping of variables (``env = os.environ.copy()``
     then ``env["NCCL_P2P_DISABLE"] = "1"``): the names are distinctive enough. Lower-case
     ``nccl_*`` keys count too (``patch_environment(nccl_p2p_disable="1")`` style helpers)."""
-    _report_variable(node.slice, ctx, any_case=ctx.qualified_name(node.value) != ENVIRON)
+    _report_variable(node.slice, ctx, node, any_case=ctx.qualified_name(node.value) != ENVIRON)
 
 
 def check_environ_dict(node: ast.Dict, ctx: Context) -> None:
     """``{"CUDA_VISIBLE_DEVICES": "0"}``: a mapping of variables, wherever it goes."""
     for key in node.keys:
         if key is not None:
-            _report_variable(key, ctx)
+            _report_variable(key, ctx, node)
 
 
 def check_environ_call(node: ast.Call, ctx: Context) -> None:
     name = ctx.qualified_name(node.func)
     method = node.func.attr if isinstance(node.func, ast.Attribute) else None
     if (name in ENV_NAME_CALLS or method in MAPPING_METHODS) and node.args:
-        _report_variable(node.args[0], ctx)  # also env.setdefault(...) on a copied mapping
+        _report_variable(node.args[0], ctx, node)  # also env.setdefault(...) on a copied mapping
 
 
 def check_environ_membership(node: ast.Compare, ctx: Context) -> None:
     membership = len(node.ops) == 1 and isinstance(node.ops[0], ast.In | ast.NotIn)
     if membership and ctx.qualified_name(node.comparators[0]) == ENVIRON:
-        _report_variable(node.left, ctx)
+        _report_variable(node.left, ctx, node)
 
 
 @functools.cache

@@ -330,9 +330,11 @@ class FixBase:
         return (Edit(Span(line, column, line, column), text),)
 
     def names_usable_at(self, *names: str) -> bool:
-        """False if a function scope here hides one of the module-level names a fix refers to."""
+        """False if a scope here (function, comprehension, the class body itself) hides one of
+        the module-level names a fix refers to."""
         resolver = self.ctx.resolver
-        return not any(name in scope.bindings for scope in resolver.scopes[1:] for name in names)
+        hiding = resolver.visible()[:-1]  # every scope but the module's
+        return not any(name in scope.bindings for scope in hiding for name in names)
 
     # -- where no fix may go ------------------------------------------------------------------
 
@@ -392,7 +394,7 @@ class FixBase:
     ) -> Fix | None:
         if not self.names_usable_at(self.torch, self.device.removesuffix("()")):
             return None
-        at_module_level = len(self.ctx.resolver.scopes) == 1
+        at_module_level = self.ctx.resolver.runs_at_import()
         uses_device = shared and edits
         if uses_device and at_module_level and edits[0].span.line < self.layout.device_line:
             return None  # the module's device variable is assigned further down

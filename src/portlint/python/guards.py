@@ -156,6 +156,83 @@ def ifexp_chain(node: ast.IfExp) -> list[Branch]:
 Resolve = Callable[[ast.expr], "str | None"]
 
 
+@dataclass(frozen=True)
+class MultiDevice:
+    """What only matters where several devices are (rules/targets.toml ``[multi_device]``): a
+    branch about it is none of a single-device target's concern (mps has one GPU)."""
+
+    #: targets with a single device
+    single: frozenset[str]
+    #: collective backends: ``nccl``, ``hccl``, ``cncl``, ``xccl``
+    backends: frozenset[str]
+    enum_prefixes: tuple[str, ...]
+    variable_suffixes: tuple[str, ...]
+
+    @classmethod
+    def from_facts(cls, facts: Mapping[str, Mapping], table: Mapping) -> MultiDevice:
+        single = frozenset(t for t, row in facts.items() if row.get("single_device"))
+        backends = {row.get("backend") for t, row in facts.items() if t not in single}
+        backends = (backends | {"nccl"}) - {None, "gloo"}
+        return cls(
+            single,
+            frozenset(backends),
+            tuple(table.get("enum_prefixes", ())),
+            tuple(table.get("variable_suffixes", ())),
+        )
+
+    def concerns(self, branch: Branch) -> bool:
+        """The branch test asks for more than one device (``torch.cuda.device_count() > 1``),
+        or its body only sets a collective backend, a visible-devices variable or a multi-device
+        mode (``backend = "nccl"``, ``env["CUDA_VISIBLE_DEVICES"] = ids``). A fallback arm
+        (``else:``) also runs on the single-device target: there only a visible-devices variable
+        counts, since setting it changes nothing where there is one device."""
+        if branch.test is not None and any(_asks_several(n) for n in walk(branch.test)):
+            return True
+        statements = _statements(branch.body)
+        assigns = [s for s in statements if isinstance(s, ast.Assign)]
+        if not assigns or any(not isinstance(s, ast.Assign | ast.Pass) for s in statements):
+            return False
+        return all(self._multi_device_value(s, branch.test is None) for s in assigns)
+
+    def _multi_device_value(self, statement: ast.Assign, fallback: bool) -> bool:
+        value = statement.value
+        if isinstance(value, ast.Constant) and value.value in self.backends and not fallback:
+            return True
+        if isinstance(value, ast.Attribute) and value.attr.startswith(self.enum_prefixes):
+            return not fallback
+        return any(
+            isinstance(target, ast.Subscript)
+            and isinstance(target.slice, ast.Constant)
+            and str(target.slice.value).endswith(self.variable_suffixes)
+            for target in statement.targets
+        )
+
+
+def _statements(body: list[ast.AST]) -> list[ast.AST]:
+    """The statements of a block, those of nested ``if`` blocks in place of the ``if``."""
+    found: list[ast.AST] = []
+    for statement in body:
+        if isinstance(statement, ast.If):
+            found += _statements([*statement.body, *statement.orelse])
+        else:
+            found.append(statement)
+    return found
+
+
+def _asks_several(node: ast.AST) -> bool:
+    """``X.device_count() > 1`` or ``X.device_count() >= 2``."""
+    if not (isinstance(node, ast.Compare) and len(node.ops) == 1):
+        return False
+    left, op, right = node.left, node.ops[0], node.comparators[0]
+    if not (isinstance(left, ast.Call) and _call_name(left) == "device_count"):
+        return False
+    if not (isinstance(right, ast.Constant) and isinstance(right.value, int)):
+        return False
+    return (isinstance(op, ast.Gt) and right.value >= 1) or (
+        isinstance(op, ast.GtE) and right.value >= 2
+    )
+
+
 def cuda_polarity(test: ast.expr, resolve: Resolve, cuda_flags: set[str]) -> int:
     """+1 if the test is true on a CUDA machine, -1 if it is the negation of such a test, else 0."""
     if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
@@ -168,6 +245,14 @@ def cuda_polarity(test: ast.expr, resolve: Resolve, cuda_flags: set[str]) -> int
     if isinstance(test, ast.Name) and test.id in cuda_flags:
         return 1
     return 1 if _is_cuda_check(test, resolve) else 0
+
+
+def admits_cuda(test: ast.expr, resolve: Resolve, cuda_flags: set[str]) -> bool:
+    """The test holds on CUDA: a CUDA test, or one arm of an ``or`` is
+    (``accelerator == "cuda" or accelerator == "mps"``)."""
+    if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.Or):
+        return any(admits_cuda(value, resolve, cuda_flags) for value in test.values)
+    return cuda_polarity(test, resolve, cuda_flags) == 1
 
 
 def _is_cuda_check(expr: ast.expr, resolve: Resolve) -> bool:

@@ -22,6 +22,9 @@ class Scope:
     bindings: dict[str, str | None] = field(default_factory=dict)
     #: name -> expressions assigned to it in this scope, for device-string and backend flows.
     assigned_values: dict[str, list[ast.expr]] = field(default_factory=dict)
+    #: "module", "function" (a def or lambda: its body runs later), "class" (its names are
+    #: seen by its own body only, not by its methods) or "comprehension".
+    kind: str = "function"
 
 
 def import_bindings(node: ast.Import | ast.ImportFrom) -> dict[str, str]:
@@ -69,45 +72,31 @@ def function_locals(node: ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda) -
         if arg is not None:
             scope.bindings[arg.arg] = UNKNOWN
     body = node.body if isinstance(node.body, list) else [node.body]
-    for statement in body:
-        # A walk that does not enter nested functions, lambdas or classes (their own scopes).
-        # Names and constants (half the nodes) have no children. The order of the walk is
-        # kept: an import and an assignment of one name, whichever comes first decides.
-        stack = [statement]
-        while stack:
-            current = stack.pop()
-            kind = type(current)
-            if kind is ast.Name:
-                if isinstance(current.ctx, ast.Store | ast.Del):
-                    scope.bindings.setdefault(current.id, UNKNOWN)
-                continue
-            if kind is ast.Constant:
-                continue
-            if kind in BINDING_KINDS:
-                _bind(scope, current)
-            for child in child_nodes(current):
-                if isinstance(child, NEW_SCOPES):
-                    _bind(scope, child)  # the definition binds its name here; its body is
-                    stack.extend(child.decorator_list)  # another scope
-                elif isinstance(child, ast.Lambda):
-                    stack.extend(child.args.defaults)
-                else:
-                    stack.append(child)
+    _bind_statements(scope, body)
     return scope
 
 
-#: The node types other than names that can bind a name in a function.
-BINDING_KINDS = frozenset(BINDING_NODES) - {ast.Name}
+def class_locals(node: ast.ClassDef) -> Scope:
+    """The names a class body binds (``torch = None`` as a class attribute)."""
+    scope = Scope(kind="class")
+    _bind_statements(scope, node.body)
+    return scope
 
 
-def _bind(scope: Scope, child: ast.AST) -> None:
-    if isinstance(child, ast.Import | ast.ImportFrom):
-        scope.bindings.update(import_bindings(child))
-    elif _binds_own_name(child):
-        scope.bindings[child.name] = UNKNOWN  # type: ignore[attr-defined]
-    elif isinstance(child, ast.Global | ast.Nonlocal):
-        for name in child.names:
-            scope.bindings.pop(name, None)
+def _bind_statements(scope: Scope, body: list[ast.AST]) -> None:
+    for statement in body:
+        for child in _walk_same_scope(statement):
+            if not isinstance(child, BINDING_NODES):
+                continue  # most nodes: tested once, not against every branch below
+            if isinstance(child, ast.Name) and isinstance(child.ctx, ast.Store | ast.Del):
+                scope.bindings.setdefault(child.id, UNKNOWN)
+            elif isinstance(child, ast.Import | ast.ImportFrom):
+                scope.bindings.update(import_bindings(child))
+            elif _binds_own_name(child):
+                scope.bindings[child.name] = UNKNOWN
+            elif isinstance(child, ast.Global | ast.Nonlocal):
+                for name in child.names:
+                    scope.bindings.pop(name, None)
 
 
 def _binds_own_name(node: ast.AST) -> bool:
@@ -117,11 +106,43 @@ def _binds_own_name(node: ast.AST) -> bool:
 
 
 NEW_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+COMPREHENSIONS = (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
+
+
+def _walk_same_scope(node: ast.AST):
+    """ast.walk that does not enter nested functions, lambdas, classes or comprehensions (their
+    own scopes), except for what runs in this scope: decorators, defaults, a comprehension's
+    first iterable, and ``:=`` targets in a comprehension (which bind here)."""
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        yield current
+        for child in child_nodes(current):
+            if isinstance(child, NEW_SCOPES):
+                yield child  # the definition binds its name here; its body is another scope
+                stack.extend(child.decorator_list)
+            elif isinstance(child, ast.Lambda):
+                stack.extend(child.args.defaults)
+            elif isinstance(child, COMPREHENSIONS):
+                stack.append(child.generators[0].iter)
+                stack.extend(n.target for n in ast.walk(child) if isinstance(n, ast.NamedExpr))
+            else:
+                stack.append(child)
+
+
+def comprehension_locals(node: ast.ListComp | ast.SetComp | ast.DictComp | ast.GeneratorExp):
+    """The names a comprehension's ``for`` targets bind: they hide outer names inside it only."""
+    scope = Scope(kind="comprehension")
+    for generator in node.generators:
+        for child in ast.walk(generator.target):
+            if isinstance(child, ast.Name):
+                scope.bindings[child.id] = UNKNOWN
+    return scope
 
 
 class NameResolver:
     def __init__(self) -> None:
-        self.scopes: list[Scope] = [Scope()]
+        self.scopes: list[Scope] = [Scope(kind="module")]
 
     @property
     def module(self) -> Scope:
@@ -145,10 +166,18 @@ class NameResolver:
     def pop(self) -> None:
         self.scopes.pop()
 
+    def visible(self) -> list[Scope]:
+        """The scopes a name here is looked up in, innermost first: as in Python, a class body's
+        names are seen by the body itself, not by the functions defined in it."""
+        current = self.current
+        return [s for s in reversed(self.scopes) if s.kind != "class" or s is current]
+
+    def runs_at_import(self) -> bool:
+        """Code here runs when the module is imported: no function scope encloses it."""
+        return all(scope.kind != "function" for scope in self.scopes)
+
     def lookup(self, name: str) -> str | None:
-        # Function scopes see their own names and the module's; class bodies are skipped, as in
-        # Python, because methods are pushed as function scopes directly above the module.
-        for scope in reversed(self.scopes):
+        for scope in self.visible():
             if name in scope.bindings:
                 return scope.bindings[name]
         return None
@@ -170,7 +199,7 @@ class NameResolver:
         self.current.assigned_values.setdefault(name, []).append(value)
 
     def values_of(self, name: str) -> list[ast.expr]:
-        for scope in reversed(self.scopes):
+        for scope in self.visible():
             if name in scope.assigned_values:
                 return scope.assigned_values[name]
             if name in scope.bindings and scope is not self.module:

@@ -70,6 +70,24 @@ def check_import(node: ast.Import | ast.ImportFrom, ctx: Context) -> None:
         elif checked:
             message += " (imported behind an availability check)"
         ctx.report(alias, "PRT501", message, targets=table[package], severity=severity)
+        _scope_after_local_import(node, ctx, table[package])
+
+
+def _scope_after_local_import(node: ast.AST, ctx: Context, advice: dict[str, Advice]) -> None:
+    """``if dtype == torch.uint8: import bitsandbytes as bnb; ...; weight.cuda()``: what follows
+    a local import of a CUDA-only package in its block runs only where the package does, so the
+    targets without a build of it are none of its concern. (A module-level import is left
+    alone: the import itself is the site of the whole file.)"""
+    absent = frozenset(t for t, a in advice.items() if a.status is Status.UNSUPPORTED)
+    parent = ctx.parents.get(id(node))
+    if not absent or parent is None or isinstance(parent, ast.Module):
+        return
+    for field in ("body", "orelse", "finalbody"):
+        block = getattr(parent, field, None)
+        if isinstance(block, list) and node in block:
+            last = block[-1]
+            ctx.package_scopes.append((node.lineno, last.end_lineno or last.lineno, absent))
+            return
 
 
 def _for_type_checking(node: ast.AST, ctx: Context) -> bool:
@@ -137,10 +155,11 @@ WORD = re.compile(r"[a-z0-9]+")
 
 def package_names(package: str, catalog: Catalog) -> set[str]:
     """Lower-case names a test may use for a package: its module, without underscores, and the
-    aliases rules/packages.toml gives it (bitsandbytes: bnb)."""
+    aliases and class names rules/packages.toml gives it (bitsandbytes: bnb, Int8Params)."""
     top = package.split(".")[0]
     row = catalog.table("packages").get("package", {}).get(package, {})
-    return {top, top.replace("_", ""), *row.get("aliases", ())}
+    names = [n.lower() for n in row.get("names", ())]
+    return {top, top.replace("_", ""), *row.get("aliases", ()), *names}
 
 
 def check_extension_call(node: ast.Call, ctx: Context) -> None:
