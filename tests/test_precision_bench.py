@@ -161,6 +161,52 @@ def test_pins_file(bench, tmp_path):
     ]
 
 
+def test_pins_file_groups(bench, tmp_path):
+    path = tmp_path / "repos.txt"
+    path.write_text(
+        "# comment\nowner/lib@0123abcd src\n## held out\n# note\nother/app@ffff .  # pin\n"
+    )
+    pins = bench.read_pins(path)
+    assert [(p.repo, p.subpaths, p.group) for p in pins] == [
+        ("owner/lib", ("src",), "tuning"),
+        ("other/app", (".",), "held out"),
+    ]
+
+
+def test_precision_is_reported_per_group(bench, labels, capsys):
+    held = "other/app@ffff"
+    held_label = bench.Label(held, "app/run.py", 4, "PRT201", "torch.cuda.synchronize", "error",
+                             "npu=rename", "false-positive", "backend")  # fmt: skip
+    findings = [finding(3), finding(5), dict(finding(4), repo=held, path="app/run.py")]
+    joined = bench.join(findings, [*labels, held_label])
+    groups = {REPO: "tuning", held: "held out"}
+    split = bench.by_group(findings, joined, groups)
+    assert list(split) == ["tuning", "held out"]
+    tuning = bench.score(split["tuning"][1])["all"]
+    held_out = bench.score(split["held out"][1])["all"]
+    assert (tuning.right, tuning.wrong_detail, tuning.false_positive) == (1, 1, 0)
+    assert tuning.site() == 1.0
+    assert (held_out.labelled, held_out.site()) == (1, 0.0)
+    # A repository the pins do not name is counted with the tuning set.
+    assert list(bench.by_group(findings, joined, {})) == ["tuning"]
+
+    bench.report(findings, [*labels, held_label], [], {}, groups)
+    out = capsys.readouterr().out
+    tables = out.split("## ")
+    assert [t.split("\n", 1)[0] for t in tables[1:]] == [
+        "tuning (1 repositories)",
+        "held out (1 repositories)",
+        "all",
+    ]
+    all_line = next(line for line in tables[3].splitlines() if line.startswith("all "))
+    assert all_line.split()[1:4] == ["3", "3", "1"]  # findings, labelled, right
+
+
+def test_one_group_prints_one_table(bench, labels, capsys):
+    bench.report([finding(3)], labels, [], {}, {REPO: "tuning"})
+    assert "## " not in capsys.readouterr().out
+
+
 def test_unknown_verdict_is_rejected(bench, tmp_path):
     path = tmp_path / "labels.csv"
     path.write_text(LABELS.replace("false-positive", "maybe"))

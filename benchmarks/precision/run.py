@@ -11,7 +11,9 @@ itself from bare git directories (``DIR/owner+repo/repo``, ``DIR/owner+repo`` or
 portlint runs once per repository, from inside the checkout, on the pinned sub-paths
 (``--output-format json --isolated --no-respect-gitignore``), so finding paths are relative to
 the repository root. Findings are joined with ``labels.csv`` and the report gives, per rule and
-overall:
+overall (one table per repository group when ``repos.txt`` has several: a line ``## NAME`` starts
+a group, and the pins before the first are ``tuning``; a held-out group was labelled without the
+analysis being changed for it):
 
 - strict precision: findings labelled ``right`` (site, target list and severity all right) over
   all labelled findings whose severity and targets are still those that were labelled;
@@ -50,6 +52,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
+#: The group of the pins before any ``## NAME`` line of repos.txt.
+DEFAULT_GROUP = "tuning"
 VERDICTS = ("right", "wrong-detail", "false-positive")
 LABEL_FIELDS = (
     "repo",
@@ -69,6 +73,8 @@ class Pin:
     repo: str  # owner/name
     commit: str
     subpaths: tuple[str, ...]
+    #: the set the repository belongs to (``## NAME`` in repos.txt): tuning or held out
+    group: str = DEFAULT_GROUP
 
     @property
     def spec(self) -> str:
@@ -102,14 +108,19 @@ class Join:
 
 
 def read_pins(path: Path) -> list[Pin]:
+    """The pins of repos.txt; a line ``## NAME`` starts a group (the first is ``tuning``)."""
     pins = []
+    group = DEFAULT_GROUP
     for raw in path.read_text().splitlines():
+        if raw.startswith("## "):
+            group = raw[3:].strip()
+            continue
         line = raw.split("#", 1)[0].strip()
         if not line:
             continue
         spec, *subpaths = line.split()
         repo, _, commit = spec.partition("@")
-        pins.append(Pin(repo, commit, tuple(subpaths) or (".",)))
+        pins.append(Pin(repo, commit, tuple(subpaths) or (".",), group))
     return pins
 
 
@@ -356,13 +367,24 @@ def percent(value: float | None) -> str:
     return "   -  " if value is None else f"{100 * value:5.1f}%"
 
 
-def report(
-    findings: list[dict], labels: list[Label], missed: list[dict], files_read: dict[str, set]
-) -> Join:
-    joined = join(findings, labels)
-    scores = score(joined.matched)
+def by_group(
+    findings: list[dict], joined: Join, groups: dict[str, str]
+) -> dict[str, tuple[list[dict], list[tuple[dict, Label]]]]:
+    """Findings and matched findings per repository group (``groups``: ``owner/repo@commit`` ->
+    group), in the order the groups first appear; a repository without a group is ``tuning``."""
+    split: dict[str, tuple[list[dict], list[tuple[dict, Label]]]] = {}
+    for name in [*dict.fromkeys(groups.values()), DEFAULT_GROUP]:
+        split.setdefault(name, ([], []))
+    for finding in findings:
+        split[groups.get(finding["repo"], DEFAULT_GROUP)][0].append(finding)
+    for finding, label in joined.matched:
+        split[groups.get(finding["repo"], DEFAULT_GROUP)][1].append((finding, label))
+    return {name: parts for name, parts in split.items() if parts[0]}
+
+
+def print_table(findings: list[dict], matched: list[tuple[dict, Label]]) -> None:
+    scores = score(matched)
     totals = Counter(f["code"] for f in findings)
-    unlabelled = Counter(f["code"] for f in joined.unlabelled)
     header = "rule     findings labelled right wrong-detail false-pos changed  strict   site"
     print(header)
     print("-" * len(header))
@@ -374,6 +396,29 @@ def report(
             f"{entry.false_positive:9} {entry.changed:7} {percent(entry.strict())} "
             f"{percent(entry.site())}"
         )
+
+
+def report(
+    findings: list[dict],
+    labels: list[Label],
+    missed: list[dict],
+    files_read: dict[str, set],
+    groups: dict[str, str] | None = None,
+) -> Join:
+    """Print precision per rule (one table per repository group when there are several: the
+    repositories the analysis was tuned on and those held out), then what needs labelling and
+    recall per group of files read in full."""
+    joined = join(findings, labels)
+    unlabelled = Counter(f["code"] for f in joined.unlabelled)
+    split = by_group(findings, joined, groups or {})
+    if len(split) > 1:
+        for name, (group_findings, matched) in split.items():
+            repos = len({f["repo"] for f in group_findings})
+            print(f"## {name} ({repos} repositories)")
+            print_table(group_findings, matched)
+            print()
+        print("## all")
+    print_table(findings, joined.matched)
     print()
     print(f"unlabelled findings: {len(joined.unlabelled)} {dict(sorted(unlabelled.items()))}")
     gone = Counter(label.verdict for label in joined.gone)
@@ -451,7 +496,7 @@ def main(argv: list[str] | None = None) -> int:
         name: {pair for pair in files if pair[0] in specs}
         for name, files in read_files_read(args.files_read).items()
     }
-    joined = report(findings, labels, missed, files_read)
+    joined = report(findings, labels, missed, files_read, {pin.spec: pin.group for pin in pins})
     rows = []
     if args.sample:
         rows += [(f, "", "") for f in stratified_sample(joined.unlabelled, args.sample, args.seed)]

@@ -42,6 +42,7 @@ from portlint.python.guards import (
     Branch,
     Guard,
     MultiDevice,
+    Resolve,
     Vendors,
     admits_cuda,
     cuda_polarity,
@@ -108,7 +109,10 @@ class Analyser(ast.NodeVisitor):
             target: tuple(facts.get("markers", ()))
             for target, facts in ctx.catalog.target_facts().items()
         }
-        self.vendors = Vendors(markers, vendor_words(ctx.catalog))
+        hosted = ctx.catalog.table("device").get("device", {}).get("hosted_notebooks", {})
+        self.vendors = Vendors(
+            markers, vendor_words(ctx.catalog), hosted=tuple(hosted.get("words", ()))
+        )
         self.multi_device = MultiDevice.from_facts(
             ctx.catalog.target_facts(), ctx.catalog.table("targets").get("multi_device", {})
         )
@@ -151,6 +155,10 @@ class Analyser(ast.NodeVisitor):
                 polarity = cuda_polarity(node.test, self.ctx.qualified_name, self.ctx.cuda_flags)
                 only = only_targets(node.test, self.ctx.qualified_name, self.vendors)
                 covered |= only or frozenset()
+                if self.multi_device.single_process(node.test):
+                    # ``if distributed_type == DistributedType.NO: return``: what follows runs
+                    # with several processes, which a single-device target never has
+                    covered |= self.multi_device.single
                 self.guard = self.guard.inside(polarity == -1, covered)
         self.guard = outer
 
@@ -233,6 +241,10 @@ class Analyser(ast.NodeVisitor):
 
     def _package_scope(self, node: ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) -> None:
         absent = package_scope(node.name, self.ctx.catalog)
+        if self.multi_device.names_scope(node.name):
+            # ``class FullyShardedDataParallelPlugin``: FSDP needs a collective backend, which a
+            # single-device target has not
+            absent = (absent or frozenset()) | self.multi_device.single
         if absent:
             self.ctx.package_scopes.append((node.lineno, node.end_lineno or node.lineno, absent))
 
@@ -355,7 +367,12 @@ class Analyser(ast.NodeVisitor):
             for n in walk(value)
         ):
             return False
-        scope = next(
+        scope = self._function_scope()
+        return scope is not None and _only_printed_names({node.targets[0].id}, scope)
+
+    def _function_scope(self) -> ast.AST | None:
+        """The innermost function being walked, or None at module or class level."""
+        return next(
             (
                 s
                 for s in reversed(self.stack)
@@ -363,20 +380,22 @@ class Analyser(ast.NodeVisitor):
             ),
             None,
         )
-        if scope is None:
+
+    def _feeds_only_prints(self, branch: Branch) -> bool:
+        """The branch only assigns local names, and the function uses them only in print or log
+        calls (``n = torch.cuda.device_count()`` then ``print(f"ran on {n} GPUs")``): elsewhere
+        a value merely different is printed (info)."""
+        scope = self._function_scope()
+        if scope is None or not branch.body:
             return False
-        name = node.targets[0].id
-        printed: set[int] = set()
-        for call in walk(scope):
-            if isinstance(call, ast.Call) and LOG_CALL.search(_call_name(call) or ""):
-                for part in [*call.args, *call.keywords]:
-                    printed.update(id(n) for n in walk(part))
-        uses = [
-            n
-            for n in walk(scope)
-            if isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Load)
-        ]
-        return bool(uses) and all(id(n) in printed for n in uses)
+        names = set()
+        for statement in branch.body:
+            if not isinstance(statement, ast.Assign):
+                return False
+            if not all(isinstance(target, ast.Name) for target in statement.targets):
+                return False
+            names.update(target.id for target in statement.targets)
+        return _only_printed_names(names, scope)
 
     def _record_attribute(self, attribute: str, value: ast.expr) -> None:
         if self.relevance.has_candidate(value.lineno, value.end_lineno or value.lineno):
@@ -475,8 +494,15 @@ class Analyser(ast.NodeVisitor):
             newer = newer_torch_arm(gate)
         old_arm = None if newer is None else (last if newer else last - 1)
         refused_else = last > 0 and branches[last].test is None and _refuses(branches[last])
+        # ``if args.fp8: if device_type != "cuda": print("ignoring --fp8") else: ...``: a CUDA
+        # test inside a branch taken for an NVIDIA-only feature gates that feature by design
+        feature_gate = any(polarity) and self._in_feature_branch()
         for branch in branches:
             self._package_test_scope(branch)
+        rocm_arm = any(
+            b.test is not None and only_targets(b.test, resolve, self.vendors) == {"rocm"}
+            for b in branches
+        )
         for position, branch in enumerate(branches):
             covered = frozenset().union(
                 extra_handled, *(h for i, h in enumerate(handled) if i != position)
@@ -486,12 +512,17 @@ class Analyser(ast.NodeVisitor):
                 only = only_targets(branch.test, resolve, self.vendors)
                 if only is None:  # ``dev in ("cuda", "xpu")`` handles xpu itself
                     covered |= handled_targets(branch.test, resolve, self.vendors)
+            elif outer.cuda_only and rocm_arm:
+                # ``if torch.cuda.is_available(): if is_rocm_available(): ... else: import
+                # pynvml``: only NVIDIA reaches the else; the CUDA test above is the site
+                only = frozenset()
             if self._may_report(branch) and any(
                 _generic_twin(branch, other) for other in branches if other is not branch
             ):
                 covered |= frozenset(self.vendors.markers)
-            if polarity[position] == 1 and (
-                _only_calls(branch, NVIDIA_FEATURE_CALL) or _asks_for_feature(branch.test)
+            if feature_gate or (
+                polarity[position] == 1
+                and (_only_calls(branch, NVIDIA_FEATURE_CALL) or _asks_for_feature(branch.test))
             ):
                 # ``if torch.cuda.is_available(): check_nvlink_connectivity()``: an NVIDIA
                 # feature gated on NVIDIA, correct by design
@@ -527,6 +558,7 @@ class Analyser(ast.NodeVisitor):
             # sibling is a stand-in (``torch.cuda.synchronize if cuda else lambda: None``): info.
             logs = polarity[position] != 0 and (
                 _only_logs(branch)
+                or self._feeds_only_prints(branch)
                 or _only_calls(branch, NUMERIC_MODE_CALL)
                 or _fills_index(branch)
                 or any(_stand_in(other) for other in branches if other is not branch)
@@ -544,6 +576,7 @@ class Analyser(ast.NodeVisitor):
                 self.guard = outer.inside(
                     (cuda_only and not refuses) or detection,
                     covered,
+                    _short_circuit_only(branch.test, resolve, self.vendors),
                     info=logs,
                     refuses=refuses,
                 )
@@ -558,6 +591,14 @@ class Analyser(ast.NodeVisitor):
             )
             self.visit_many(branch.body)
         self.guard = outer
+
+    def _in_feature_branch(self) -> bool:
+        """The node being visited is in the body of an ``if`` whose test names an NVIDIA-only
+        feature (``if args.fp8:``, ``if use_nvlink:``)."""
+        for holder, inner in zip(self.stack[-2::-1], self.stack[:0:-1], strict=False):
+            if isinstance(holder, ast.If) and inner in holder.body and _names_feature(holder.test):
+                return True
+        return False
 
     def _package_test_scope(self, branch: Branch) -> None:
         """``if type(p).__name__ in ["Int8Params", "Params4bit"] and dev.type in ("cuda",
@@ -743,6 +784,31 @@ class Analyser(ast.NodeVisitor):
         return {t for t in found if t is not None}
 
     visit_TryStar = visit_Try
+
+
+def _short_circuit_only(
+    test: ast.expr, resolve: Resolve, vendors: Vendors
+) -> frozenset[str] | None:
+    """``in_colab and not torch.cuda.is_available()``: the terms after a vendor test run only
+    where it holds, so only the targets it admits reach them."""
+    if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And):
+        return only_targets(test.values[0], resolve, vendors)
+    return None
+
+
+def _only_printed_names(names: set[str], scope: ast.AST) -> bool:
+    """Every use of the names in ``scope`` is inside what a print or log call is given."""
+    printed: set[int] = set()
+    for call in walk(scope):
+        if isinstance(call, ast.Call) and LOG_CALL.search(_call_name(call) or ""):
+            for part in [*call.args, *call.keywords]:
+                printed.update(id(n) for n in walk(part))
+    uses = [
+        n
+        for n in walk(scope)
+        if isinstance(n, ast.Name) and n.id in names and isinstance(n.ctx, ast.Load)
+    ]
+    return bool(uses) and all(id(n) in printed for n in uses)
 
 
 def _block_of(node: ast.AST, parent: ast.AST) -> list[ast.AST]:
@@ -968,6 +1034,24 @@ def _asks_for_feature(test: ast.expr | None) -> bool:
             func = node.func
             name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
             if NVIDIA_FEATURE_CALL.search(name):
+                return True
+    return False
+
+
+#: A flag or option named for an NVIDIA-only feature (``args.fp8``, ``use_nvlink``); not ``p2p``,
+#: which also names the device-generic point-to-point operations of torch.distributed.
+NVIDIA_FEATURE_NAME = re.compile(r"(?i)nvlink|nvidia|nvml|fp8|flash_?attention_?3|fa3|hopper")
+
+
+def _names_feature(test: ast.expr) -> bool:
+    """The test names an NVIDIA-only feature through a call, a flag or an option (``args.fp8``)."""
+    for node in walk(test):
+        if isinstance(node, ast.Call):
+            if NVIDIA_FEATURE_CALL.search(_call_name(node) or ""):
+                return True
+        elif isinstance(node, ast.Name | ast.Attribute):
+            name = node.attr if isinstance(node, ast.Attribute) else node.id
+            if NVIDIA_FEATURE_NAME.search(name):
                 return True
     return False
 

@@ -157,6 +157,10 @@ class Context:
         if self.switch_restores.get(id(report.node)) in self.switch_changes:
             return None  # the change of the switch is the site, not its restore
         guard = self.guards.get(id(report.node), NO_GUARD)
+        if isinstance(report.node, ast.alias):
+            statement = self.guards.get(id(self.parents.get(id(report.node))), NO_GUARD)
+            if statement.only is not None and not statement.only:
+                return None  # an import that only NVIDIA reaches (the arm after a ROCm arm)
         if guard.restated and _restates(report.node, self.parents, guard.restated):
             return None
         targets = dict(report.targets)

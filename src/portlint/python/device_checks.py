@@ -272,9 +272,9 @@ def _takes_a_test(parent: ast.AST | None, node: ast.AST) -> bool:
     return isinstance(parent, ast.BoolOp | ast.Return | ast.Assign | ast.keyword)
 
 
-def _is_device_expression(node: ast.expr) -> bool:
+def is_device_expression(node: ast.expr) -> bool:
     if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "str":
-        return bool(node.args) and _is_device_expression(node.args[0])
+        return bool(node.args) and is_device_expression(node.args[0])
     if isinstance(node, ast.Attribute):
         return node.attr == "type" or any(word in node.attr for word in DEVICE_WORDS)
     if isinstance(node, ast.Name):
@@ -288,10 +288,20 @@ DEVICE_WORDS = ("device", "accelerator")
 
 def check_device_type_comparison(node: ast.Compare, ctx: Context) -> None:
     operands = [node.left, *node.comparators]
-    if not any(_is_device_expression(operand) for operand in operands):
+    if not any(is_device_expression(operand) for operand in operands):
         return
     rule = ctx.catalog.rules["PRT104"]
     for operand in operands:
+        named = closed_set(operand, ctx)
+        if named is not None:
+            # ``allowed = {"cpu", "cuda", "mps"}`` then ``if accelerator not in allowed:``: the
+            # test that refuses the unlisted names is the site (at the set's name)
+            listed = {e.value for e in named.elts if isinstance(e, ast.Constant)}
+            if "cuda" in listed:
+                targets = {t: PORTABLE if t in listed else a for t, a in rule.targets.items()}
+                message = f'Device type checked against `{operand.id}`, a set with `"cuda"`'
+                ctx.report(operand, "PRT104", message, targets=targets)
+            continue
         elements = (
             operand.elts if isinstance(operand, ast.Tuple | ast.List | ast.Set) else [operand]
         )
@@ -305,6 +315,22 @@ def check_device_type_comparison(node: ast.Compare, ctx: Context) -> None:
                 fix = ctx.fixes.device_type_comparison(node, element) if ctx.fixes else None
                 message = 'Device type compared with `"cuda"`'
                 ctx.report(element, "PRT104", message, targets=targets, fix=fix)
+
+
+def closed_set(operand: ast.expr, ctx: Context) -> ast.Tuple | ast.List | ast.Set | None:
+    """A local name whose only value is a literal collection of strings
+    (``allowed_accelerators = {"cpu", "gpu", "cuda", "mps"}``)."""
+    if not isinstance(operand, ast.Name):
+        return None
+    values = ctx.resolver.values_of(operand.id)
+    if len(values) != 1 or not isinstance(values[0], ast.Tuple | ast.List | ast.Set):
+        return None
+    elements = values[0].elts
+    if not elements or not all(
+        isinstance(e, ast.Constant) and isinstance(e.value, str) for e in elements
+    ):
+        return None
+    return values[0]
 
 
 def _feeds_only_transfer_hints(node: ast.Compare, ctx: Context) -> bool:

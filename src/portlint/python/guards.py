@@ -90,6 +90,15 @@ class Vendors:
     words: Mapping[str, str]
     #: name -> targets, for ``use_npu = is_npu_available()`` and try-imports of torch_npu
     flags: dict[str, frozenset[str]] = field(default_factory=dict)
+    #: words of hosted notebook services that offer no target's accelerator (``colab``)
+    hosted: tuple[str, ...] = ()
+
+    def hosted_only(self, node: ast.AST) -> bool:
+        """``in_colab``, ``is_kaggle()``: a name that holds only on a hosted notebook service
+        whose accelerators are NVIDIA GPUs and TPUs (rules/device.toml ``hosted_notebooks``)."""
+        func = node.func if isinstance(node, ast.Call) else node
+        name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", None)
+        return name is not None and any(word in name.lower() for word in self.hosted)
 
     def package_target(self, module: str) -> str | None:
         """``torch_npu`` -> npu: a marker that is a top-level package name."""
@@ -167,6 +176,12 @@ class MultiDevice:
     backends: frozenset[str]
     enum_prefixes: tuple[str, ...]
     variable_suffixes: tuple[str, ...]
+    #: words of class and function names for multi-device features (``fsdp``)
+    scope_words: tuple[str, ...] = ()
+    #: enum members that mean "not distributed" (``DistributedType.NO``), as written
+    single_process_members: frozenset[str] = frozenset()
+    #: names of process counts (``world_size``)
+    process_counts: frozenset[str] = frozenset()
 
     @classmethod
     def from_facts(cls, facts: Mapping[str, Mapping], table: Mapping) -> MultiDevice:
@@ -178,7 +193,33 @@ class MultiDevice:
             frozenset(backends),
             tuple(table.get("enum_prefixes", ())),
             tuple(table.get("variable_suffixes", ())),
+            tuple(word.lower() for word in table.get("scope_words", ())),
+            frozenset(table.get("single_process_members", ())),
+            frozenset(table.get("process_counts", ())),
         )
+
+    def names_scope(self, name: str) -> bool:
+        """``FullyShardedDataParallelPlugin``, ``_setup_fsdp``: named for a multi-device feature."""
+        lower = name.lower()
+        return any(word in lower for word in self.scope_words)
+
+    def single_process(self, test: ast.expr) -> bool:
+        """``distributed_type == DistributedType.NO``, ``world_size == 1``: the test holds only
+        without several processes (so what follows its early return runs with several)."""
+        if not (isinstance(test, ast.Compare) and len(test.ops) == 1):
+            return False
+        if not isinstance(test.ops[0], ast.Eq):
+            return False
+        sides = (test.left, test.comparators[0])
+        for side, other in (sides, sides[::-1]):
+            if isinstance(side, ast.Attribute) and any(
+                ast.unparse(side).endswith(member) for member in self.single_process_members
+            ):
+                return isinstance(other, ast.Attribute | ast.Name)
+            name = side.attr if isinstance(side, ast.Attribute) else getattr(side, "id", None)
+            if name in self.process_counts:
+                return isinstance(other, ast.Constant) and other.value == 1
+        return False
 
     def concerns(self, branch: Branch) -> bool:
         """The branch test asks for more than one device (``torch.cuda.device_count() > 1``),
@@ -363,6 +404,8 @@ def only_targets(test: ast.expr, resolve: Resolve, vendors: Vendors) -> frozense
                 if vendor in vendors.markers:
                     return frozenset({vendor})
         return None
+    if isinstance(test, ast.Name | ast.Attribute | ast.Call) and vendors.hosted_only(test):
+        return frozenset({"cpu"})  # ``elif in_colab and ...``: NVIDIA, TPU or CPU machines only
     if isinstance(test, ast.Call) or (isinstance(test, ast.Name) and test.id in vendors.flags):
         if isinstance(test, ast.Name):
             return vendors.flags[test.id] or None

@@ -69,6 +69,7 @@ def check_import(node: ast.Import | ast.ImportFrom, ctx: Context) -> None:
             message += " (imported with an ImportError fallback)"
         elif checked:
             message += " (imported behind an availability check)"
+        ctx.parents[id(alias)] = node  # the walk does not enter aliases
         ctx.report(alias, "PRT501", message, targets=table[package], severity=severity)
         _scope_after_local_import(node, ctx, table[package])
 
