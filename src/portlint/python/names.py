@@ -124,7 +124,7 @@ def _bind(scope: Scope, node: ast.AST) -> None:
     if isinstance(node, ast.Import | ast.ImportFrom):
         scope.bindings.update(import_bindings(node))
     elif _binds_own_name(node):
-        scope.bindings[node.name] = UNKNOWN  # type: ignore[attr-defined]
+        scope.bindings[node.name] = UNKNOWN
     elif isinstance(node, ast.Global | ast.Nonlocal):
         for name in node.names:
             scope.bindings.pop(name, None)

@@ -284,7 +284,7 @@ def _sliced(
     if body is None:
         return None
     parsed.body = body
-    parsed.portlint_text = text  # type: ignore[attr-defined]
+    parsed.portlint_text = text
     return parsed, stubs
 
 
@@ -394,7 +394,7 @@ def _stub(lines: list[str], piece: Slice) -> ast.stmt:
         )
     node.lineno, node.col_offset = piece.first, 0
     node.end_lineno, node.end_col_offset = piece.end, 0
-    node.portlint_stub = (lines, piece)  # type: ignore[attr-defined]
+    node.portlint_stub = (lines, piece)
     return node
 
 
@@ -407,7 +407,7 @@ def fill(stub: ast.stmt) -> bool:
     """Parse the definition ``stub`` stands in for, and make ``stub`` that definition (same
     object, every field of the parsed one), for a walk that reaches it after all. False if the
     slice does not parse as that one definition."""
-    lines, piece = stub.portlint_stub  # type: ignore[attr-defined]
+    lines, piece = stub.portlint_stub
     padded = "\n" * (piece.first - 1) + _text(lines, piece)  # the lines stay where they are
     try:
         parsed = ast.parse(padded).body
@@ -415,8 +415,8 @@ def fill(stub: ast.stmt) -> bool:
         return False
     if len(parsed) != 1 or type(parsed[0]) is not type(stub):
         return False
-    if parsed[0].name != stub.name:  # type: ignore[attr-defined]
+    if parsed[0].name != stub.name:
         return False
-    del stub.portlint_stub  # type: ignore[attr-defined]
+    del stub.portlint_stub
     vars(stub).update(vars(parsed[0]))
     return True
