@@ -111,10 +111,15 @@ def stages(tree: Path) -> dict[str, float]:
     import ast
     import gc
 
+    from portlint.catalog import load_catalog
     from portlint.config import Settings
     from portlint.discover import Walker
     from portlint.engine import lint_source
+    from portlint.python import slices
+    from portlint.python.backends import vendor_words
     from portlint.python.prefilter import is_candidate
+    from portlint.python.relevance import Relevance
+    from portlint.textindex import LineIndex
 
     settings, spent = Settings(), {}
     start = time.perf_counter()
@@ -133,13 +138,21 @@ def stages(tree: Path) -> dict[str, float]:
     start = time.perf_counter()
     for source in parsed:
         ast.parse(source.text)
-    spent[f"ast.parse of {len(parsed)} files"] = time.perf_counter() - start
+    spent[f"whole ast.parse of {len(parsed)} files"] = time.perf_counter() - start
+    # The parse portlint does: the statements the analysis reads (``portlint.python.slices``),
+    # each file's index of candidate lines built first, outside the timing.
+    words, sliced = vendor_words(load_catalog()), 0.0
+    for source in parsed:
+        relevance = Relevance(source.text, LineIndex(source.text).lines)
+        start = time.perf_counter()
+        with contextlib.suppress(SyntaxError, ValueError, RecursionError):
+            slices.parse(source.text, source.path, relevance, words)
+        sliced += time.perf_counter() - start
+    spent[f"sliced parse of {len(parsed)} files"] = sliced
     start = time.perf_counter()
     for source in parsed:
         lint_source(source, "python", settings)
-    spent["analysis (lint less parse)"] = (
-        time.perf_counter() - start - spent[f"ast.parse of {len(parsed)} files"]
-    )
+    spent["analysis (lint less sliced parse)"] = time.perf_counter() - start - sliced
     gc.enable()
     return spent
 
@@ -166,10 +179,50 @@ def report(title: str, times: dict[str, list[tuple[float, float]]], files: int) 
         print(f"  ratio portlint/python -c pass (median wall): {ratio:.2f}")
 
 
+def one_process(
+    tree: Path, baseline: Path, portlint: list[str], ruff: list[str], args: argparse.Namespace
+) -> None:
+    """This build and the ``baseline`` build, each with ``-j 1``, and ruff, alternating: CPU
+    seconds (user + system) of each run; the two builds' JSON output must be the same."""
+    before = [sys.executable, "-m", "portlint", *portlint[1:]]
+    environment = {**os.environ, "PYTHONPATH": str(baseline)}
+    outputs = [
+        subprocess.run([*command, tree.name], cwd=tree.parent, env=env, capture_output=True)
+        for command, env in ((before, environment), (portlint, None))
+    ]
+    for result in outputs:
+        if result.returncode not in (0, 1) or result.stderr:
+            sys.exit(f"{' '.join(map(str, result.args))} failed:\n{result.stderr.decode()}")
+    same = "the same" if outputs[0].stdout == outputs[1].stdout else "DIFFERENT"
+    cpu: dict[str, list[float]] = {"baseline": [], "portlint": [], "ruff": []}
+    for _ in range(args.runs):
+        for name, command, env in (
+            ("baseline", before, environment),
+            ("portlint", portlint, None),
+            ("ruff", ruff, None),
+        ):
+            start = children_cpu()
+            subprocess.run([*command, tree.name], cwd=tree.parent, env=env, capture_output=True)
+            cpu[name].append(children_cpu() - start)
+    print(f"\n-j 1, CPU seconds per run (baseline {baseline}; JSON output {same}):")
+    for name, values in cpu.items():
+        median = statistics.median(values)
+        runs = " ".join(f"{value:.2f}" for value in values)
+        ratio = median / statistics.median(cpu["ruff"])
+        print(f"  {name:<10}{median:>8.2f}   {ratio:.2f}x ruff   runs: {runs}")
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--runs", type=int, default=5, help="runs of each tool (default: 5)")
     parser.add_argument("--version", default=TRANSFORMERS_VERSION, help="transformers version")
+    parser.add_argument(
+        "--baseline",
+        type=Path,
+        metavar="SRC",
+        help="the src folder of another portlint checkout (rules/ beside it): also time both "
+        "builds with -j 1, alternating, and check that their JSON output is the same",
+    )
     args = parser.parse_args()
 
     tree = fetch_tree(args.version)
@@ -202,6 +255,8 @@ def main() -> int:
     )
     parsed = "parsed" if count_candidates([tree.parent / CLEAN_FILE]) else "not parsed"
     report(f"one clean file ({CLEAN_FILE}, {parsed})", single, 1)
+    if args.baseline is not None:
+        one_process(tree, args.baseline.resolve(), [*portlint_check, "-j", "1"], ruff_check, args)
     print("\nwhere a -j 1 run spends its time (in this process, seconds):")
     for stage, seconds in stages(tree).items():
         print(f"  {stage:<32}{seconds:>6.2f}")

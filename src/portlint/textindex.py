@@ -8,13 +8,18 @@ import re
 LINE_BREAK = re.compile(r"\r\n|\r|\n")
 
 
+def split_lines(text: str) -> list[str]:
+    """The lines of ``text`` without their endings (``LINE_BREAK.split``, faster without "\\r")."""
+    return text.split("\n") if "\r" not in text else LINE_BREAK.split(text)
+
+
 class LineIndex:
     """Line texts of one file, with byte <-> character column conversion per line."""
 
     def __init__(self, text: str) -> None:
         # Only "\n", "\r\n" and "\r" end a line for the parsers; str.splitlines() would also
         # split on form feeds and Unicode separators and shift every line number after them.
-        self.lines = LINE_BREAK.split(text)
+        self.lines = split_lines(text)
 
     def line(self, number: int) -> str:
         """Line ``number`` (1-based) without its ending; "" past the end."""

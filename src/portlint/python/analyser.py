@@ -12,6 +12,7 @@ positions, so comments and formatting outside the edits are kept byte for byte.
 from __future__ import annotations
 
 import ast
+import functools
 import os
 import re
 from collections.abc import Callable
@@ -25,6 +26,7 @@ from portlint.python import (
     distributed_checks,
     environment_checks,
     package_checks,
+    slices,
 )
 from portlint.python.backends import (
     backend_finding,
@@ -59,7 +61,7 @@ from portlint.python.names import (
 from portlint.python.newer_syntax import syntax_error_note
 from portlint.python.package_checks import package_scope
 from portlint.python.relevance import CANDIDATE_TEXT, Relevance
-from portlint.python.tree import child_nodes, walk
+from portlint.python.tree import child_nodes, parent_map, walk
 from portlint.sink import FindingSink
 from portlint.textindex import LineIndex
 
@@ -1138,13 +1140,22 @@ def _catches_import_error(handler: ast.ExceptHandler) -> bool:
 
 
 def analyse_python(
-    source: SourceFile, catalog: Catalog, settings: Settings | None, sink: FindingSink
+    source: SourceFile,
+    catalog: Catalog,
+    settings: Settings | None,
+    sink: FindingSink,
+    sliced: bool = True,
 ) -> None:
     """Emit the findings of one Python file, with their fixes, into ``sink``. A syntax error
-    gives one PRT001 finding."""
+    gives one PRT001 finding.
+
+    ``sliced``: parse only the statements the analysis can read (``python.slices``); the
+    findings are the same as with a whole parse."""
     index = LineIndex(source.text)
+    relevance = Relevance(source.text, index.lines)
+    words = vendor_words(catalog)
     try:
-        tree = ast.parse(source.text, filename=source.path)
+        tree, stubs = slices.parse(source.text, source.path, relevance, words, sliced)
     except SyntaxError as error:
         requires = settings.requires_python if settings else None
         sink.emit(parse_error_finding(source.path, error, index, catalog, requires))
@@ -1152,12 +1163,31 @@ def analyse_python(
     except (ValueError, RecursionError) as error:  # null bytes; absurdly deep nesting
         sink.emit(_finding_at_start(source.path, f"cannot parse: {error}", catalog))
         return
+    findings, visited = _analyse_tree(source, tree, stubs, index, catalog, settings)
+    if any(id(stub) in visited and slices.is_stub(stub) for stub in stubs):
+        # the walk reached a definition left unparsed, and it did not parse alone
+        tree = ast.parse(source.text, filename=source.path)
+        findings, _ = _analyse_tree(source, tree, [], index, catalog, settings)
+    for finding in findings:
+        sink.emit(finding)
+
+
+def _analyse_tree(
+    source: SourceFile,
+    tree: ast.Module,
+    stubs: list[ast.stmt],
+    index: LineIndex,
+    catalog: Catalog,
+    settings: Settings | None,
+) -> tuple[list[Finding], dict[int, Guard]]:
+    """The findings of a parsed module, and the nodes the walk visited (their guards).
+    ``stubs``: the module's definitions left unparsed, parsed if the walk reaches them."""
     backends = find_backends(tree, source.path, source.text.count("\n") + 1, catalog)
-    for backend in backends:
-        if backend.summarised:
-            sink.emit(backend_finding(backend, source.path, catalog))
+    summaries = [
+        backend_finding(backend, source.path, catalog) for backend in backends if backend.summarised
+    ]
     if any(backend.kind == "module" for backend in backends):
-        return  # the whole file is the backend: nothing in it is reported
+        return summaries, {}  # the whole file is the backend: nothing in it is reported
     ctx = Context(path=source.path, text=source.text, catalog=catalog, index=index)
     ctx.backend_lines = [(backend.first_line, backend.last_line) for backend in backends]
     stem = os.path.splitext(os.path.basename(source.path))[0]
@@ -1166,10 +1196,24 @@ def analyse_python(
         ctx.package_scopes.append((1, source.text.count("\n") + 1, absent))
     min_torch = (settings or Settings()).min_torch
     ctx.fixes = FixBuilder(ctx, tree, min_torch, source.newline)
-    Analyser(ctx).visit(tree)
-    for finding in ctx.findings():
-        sink.emit(finding)
+    analyser = Analyser(ctx)
+    for stub in stubs:
+        analyser.relevance.stand_ins[id(stub)] = functools.partial(_parse_stub, stub, ctx)
+    analyser.visit(tree)
+    findings = summaries + ctx.findings()
     ctx.fixes = None  # the builder refers back to ctx: without the cycle, the tree is freed now
+    return findings, ctx.guards
+
+
+def _parse_stub(stub: ast.stmt, ctx: Context) -> bool:
+    """Make the stand-in the definition it stands for, and add its nodes to the fix builder's
+    map of parents if that is built already."""
+    if not slices.fill(stub):
+        return False
+    parents = vars(ctx.fixes).get("parents") if ctx.fixes is not None else None
+    if parents is not None:
+        parents.update(parent_map(stub))
+    return True
 
 
 def parse_error_finding(

@@ -38,6 +38,7 @@ from portlint.config import version_tuple
 from portlint.model import Applicability, Edit, Fix, Span
 from portlint.python.guards import CUDA_CHECKS
 from portlint.python.names import import_bindings
+from portlint.python.slices import whole
 from portlint.python.tree import parent_map
 
 #: A test that looks at the torch version or at what torch provides: both arms are left alone,
@@ -301,7 +302,8 @@ class FixBase:
 
     @functools.cached_property
     def _torch_used_unbound(self) -> bool:
-        return any(isinstance(n, ast.Name) and n.id == "torch" for n in ast.walk(self.tree))
+        every = whole(self.tree)  # statements the check did not need are in it too
+        return any(isinstance(n, ast.Name) and n.id == "torch" for n in ast.walk(every))
 
     def shared_edits(self) -> tuple[Edit, ...]:
         """The edits every device-using fix needs: the helper or the definition."""

@@ -85,18 +85,49 @@ def class_locals(node: ast.ClassDef) -> Scope:
 
 def _bind_statements(scope: Scope, body: list[ast.AST]) -> None:
     for statement in body:
-        for child in _walk_same_scope(statement):
-            if not isinstance(child, BINDING_NODES):
-                continue  # most nodes: tested once, not against every branch below
-            if isinstance(child, ast.Name) and isinstance(child.ctx, ast.Store | ast.Del):
-                scope.bindings.setdefault(child.id, UNKNOWN)
-            elif isinstance(child, ast.Import | ast.ImportFrom):
-                scope.bindings.update(import_bindings(child))
-            elif _binds_own_name(child):
-                scope.bindings[child.name] = UNKNOWN
-            elif isinstance(child, ast.Global | ast.Nonlocal):
-                for name in child.names:
-                    scope.bindings.pop(name, None)
+        # A walk that does not enter nested functions, lambdas, classes or comprehensions
+        # (their own scopes), except for what runs in this scope: decorators, defaults, a
+        # comprehension's first iterable, and ``:=`` targets in a comprehension (which bind
+        # here). One loop, no generator; names and constants (half the nodes) have no children
+        # to ask for. The order of the walk decides between an import and an assignment of one
+        # name: whichever comes first.
+        stack = [statement]
+        while stack:
+            current = stack.pop()
+            kind = type(current)
+            if kind is ast.Name:
+                if isinstance(current.ctx, ast.Store | ast.Del):
+                    scope.bindings.setdefault(current.id, UNKNOWN)
+                continue
+            if kind is ast.Constant:
+                continue
+            if kind in BINDING_KINDS:
+                _bind(scope, current)
+            for child in child_nodes(current):
+                if isinstance(child, NEW_SCOPES):
+                    _bind(scope, child)  # the definition binds its name here
+                    stack.extend(child.decorator_list)
+                elif isinstance(child, ast.Lambda):
+                    stack.extend(child.args.defaults)
+                elif isinstance(child, COMPREHENSIONS):
+                    stack.append(child.generators[0].iter)
+                    stack.extend(n.target for n in ast.walk(child) if isinstance(n, ast.NamedExpr))
+                else:
+                    stack.append(child)
+
+
+#: The node types other than names that can bind a name.
+BINDING_KINDS = frozenset(BINDING_NODES) - {ast.Name}
+
+
+def _bind(scope: Scope, node: ast.AST) -> None:
+    if isinstance(node, ast.Import | ast.ImportFrom):
+        scope.bindings.update(import_bindings(node))
+    elif _binds_own_name(node):
+        scope.bindings[node.name] = UNKNOWN
+    elif isinstance(node, ast.Global | ast.Nonlocal):
+        for name in node.names:
+            scope.bindings.pop(name, None)
 
 
 def _binds_own_name(node: ast.AST) -> bool:
@@ -107,27 +138,6 @@ def _binds_own_name(node: ast.AST) -> bool:
 
 NEW_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 COMPREHENSIONS = (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
-
-
-def _walk_same_scope(node: ast.AST):
-    """ast.walk that does not enter nested functions, lambdas, classes or comprehensions (their
-    own scopes), except for what runs in this scope: decorators, defaults, a comprehension's
-    first iterable, and ``:=`` targets in a comprehension (which bind here)."""
-    stack = [node]
-    while stack:
-        current = stack.pop()
-        yield current
-        for child in child_nodes(current):
-            if isinstance(child, NEW_SCOPES):
-                yield child  # the definition binds its name here; its body is another scope
-                stack.extend(child.decorator_list)
-            elif isinstance(child, ast.Lambda):
-                stack.extend(child.args.defaults)
-            elif isinstance(child, COMPREHENSIONS):
-                stack.append(child.generators[0].iter)
-                stack.extend(n.target for n in ast.walk(child) if isinstance(n, ast.NamedExpr))
-            else:
-                stack.append(child)
 
 
 def comprehension_locals(node: ast.ListComp | ast.SetComp | ast.DictComp | ast.GeneratorExp):

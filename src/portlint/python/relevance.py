@@ -12,9 +12,10 @@ from __future__ import annotations
 import ast
 import bisect
 import re
+from collections.abc import Callable
 from itertools import accumulate
 
-from portlint.textindex import LINE_BREAK
+from portlint.textindex import LINE_BREAK, split_lines
 from portlint.wordsearch import word_searches
 
 #: The file prefilter's words (portlint.python.analyser), as one pattern, to find their lines.
@@ -48,20 +49,23 @@ ALWAYS = (ast.Import, ast.ImportFrom)
 
 
 #: Import lines: a statement holding one (``if is_torch_available(): import torch``) binds names.
-IMPORT_LINE = re.compile(r"^[ \t]*(?:from[ \t]+\S+[ \t]+)?import[ \t]", re.MULTILINE)
+#: Found as the word, then what is before it on its line: an expression that starts at the line
+#: start cannot skip ahead to a literal, and is eight times slower.
+IMPORT_WORD = re.compile(r"import[ \t]")
+IMPORT_LINE_START = re.compile(r"[ \t]*(?:from[ \t]+\S+[ \t]+)?")
 
 
 class Relevance:
     def __init__(self, text: str, lines: list[str] | None = None) -> None:
         """``lines``: ``LINE_BREAK.split(text)``, if the caller has it already."""
-        self.lines = LINE_BREAK.split(text) if lines is None else lines
-        positions = [m.start() for search in CANDIDATE_SEARCHES for m in search.finditer(text)]
-        positions += [m.start() for m in IMPORT_LINE.finditer(text)]
-        hits = _line_numbers(text, positions)
+        self.lines = split_lines(text) if lines is None else lines
         # prefix[n] = how many of lines 1..n hold a candidate word.
-        self.prefix = [0, *accumulate(line in hits for line in range(1, len(self.lines) + 1))]
+        self.prefix = _candidate_prefix(text, len(self.lines))
         self.flow_names: set[str] = set()
         self._flow_pattern: re.Pattern[str] | None = None
+        #: id(stand-in) -> what parses the definition it stands for (``python.slices``), for a
+        #: walk that reaches it after all: True when the stand-in is now that definition.
+        self.stand_ins: dict[int, Callable[[], bool]] = {}
 
     def has_candidate(self, first: int, last: int) -> bool:
         last = min(last, len(self.prefix) - 1)
@@ -89,7 +93,9 @@ class Relevance:
             first = min(first, *(d.lineno for d in decorators))
         last = statement.end_lineno or statement.lineno
         if self.has_candidate(first, last) or self._uses_flow_name(first, last):
-            return True
+            parse = self.stand_ins.pop(id(statement), None) if self.stand_ins else None
+            # a stand-in spans the definition's lines or more: ask again of the definition
+            return parse is None or not parse() or self.may_report(statement)
         return isinstance(statement, ast.Assign | ast.AnnAssign) and self.names_vendor(first, first)
 
     def names_vendor(self, first: int, last: int) -> bool:
@@ -102,6 +108,35 @@ class Relevance:
         if first == last:
             return self.lines[first - 1] if 0 < first <= len(self.lines) else ""
         return "\n".join(self.lines[first - 1 : last])
+
+
+#: The last text indexed and its prefix counts: the parse (``slices``) and the walk of one file
+#: both ask, one after the other.
+_last: tuple[str, int, list[int]] | None = None
+
+
+def _candidate_prefix(text: str, count: int) -> list[int]:
+    """``prefix[n]``: how many of lines 1..n of ``text`` (``count`` lines) hold a candidate
+    word or an import."""
+    global _last
+    if _last is not None and _last[0] is text and _last[1] == count:
+        return _last[2]
+    positions = [m.start() for search in CANDIDATE_SEARCHES for m in search.finditer(text)]
+    positions += _import_lines(text)
+    hits = _line_numbers(text, positions)
+    prefix = [0, *accumulate(line in hits for line in range(1, count + 1))]
+    _last = (text, count, prefix)
+    return prefix
+
+
+def _import_lines(text: str) -> list[int]:
+    """The start of each line (after a "\\n") that is ``import x`` or ``from x import y``."""
+    found = []
+    for match in IMPORT_WORD.finditer(text):
+        start = text.rfind("\n", 0, match.start()) + 1
+        if IMPORT_LINE_START.fullmatch(text, start, match.start()):
+            found.append(start)
+    return found
 
 
 def _line_numbers(text: str, positions: list[int]) -> set[int]:

@@ -1,0 +1,422 @@
+"""Parsing only the top-level statements of a module that the analysis can look at.
+
+Most of a file that mentions CUDA is functions and classes that do not: the walk skips them
+(``relevance``), but ``ast.parse`` builds them, and the fix builder's map of parents walks
+them. Here the module's text is cut into top-level statements without a parse (a line at
+column 0 that starts a statement; decorators go with the definition after them), and only the
+statements the analysis can read are parsed, in one ``ast.parse`` of the text with the rest
+blanked out, so that every line and column stays where it is.
+
+A definition that is not parsed becomes a stand-in: a definition of the same kind and name,
+with no body, on the same lines. Whole-module facts read it as they read the real one
+(``module_functions``, the fix builder's names and insertion point, backend detection), and the
+walk skips it as it would skip the real one. What decides that a definition may stay unparsed:
+
+- none of its lines holds a candidate word (nor an import line);
+- it is no class named for a vendor, and no decorator in it holds a string whose value is a
+  vendor word: backend detection reads those (``backends.find_backends``);
+- if the walk reaches a stand-in after all (its lines name a device value found earlier in the
+  file: a flow name), the definition is parsed then and the stand-in becomes it (``fill``).
+
+Nothing else changes a finding, and a file parses sliced only when that is sure:
+
+- every slice left out is checked by the compiler's front end (``symtable``): a syntax error
+  anywhere, or a cut inside a string or brackets (the slice before it then cannot parse),
+  falls back to the whole parse, which reports what it always reported;
+- each parsed statement must lie within its slice;
+- a top-level ``if`` or ``while`` that could make the analysis read the statements around it
+  (an early ``raise``, a ``not`` in its test, ``if name is None:``) falls back too;
+- facts that walk the whole tree (``whole``) parse the whole text when asked.
+
+A class that is kept is parsed whole, methods included: the names a class body binds
+(``names.class_locals``) are read from its methods' bodies too, so a method left out would
+change what a name at class level resolves to (``tests/test_python_slices.py``).
+
+What it saves, measured on the transformers tree (``benchmarks/README.md``): the front end's
+check costs nearly what parsing costs, so the parse itself is about as long; what is saved is
+building, mapping and freeing the nodes of the definitions left out.
+"""
+
+from __future__ import annotations
+
+import ast
+import bisect
+import itertools
+import re
+import symtable
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from portlint.python.backends import vendor_of
+from portlint.python.relevance import Relevance
+
+#: First characters of a line at column 0 that cannot start a top-level statement (blank lines,
+#: comments, indented lines, closing brackets, a continued line).
+NOT_A_START = frozenset(" \t\f\v#)]}\\")
+#: Clauses that continue the statement above them.
+CONTINUATION = re.compile(r"(?:else|elif|except|finally)\b")
+#: The first line of a function or class definition, with an ASCII name (the parser normalises
+#: other names, so the text would not say the name the tree holds).
+HEADER = re.compile(r"(?:(async)[ \t]+)?(def|class)[ \t]+([A-Za-z_][A-Za-z0-9_]*)[ \t]*[(:\[]")
+#: The keyword of a definition, and what may stand before it on its line.
+DEFINITION_WORD = re.compile(r"(?:def|class)\b")
+BEFORE_DEFINITION = re.compile(r"[ \t]*(?:async[ \t]+)?")
+
+
+@dataclass(frozen=True)
+class Slice:
+    """Lines ``first``..``last`` (1-based) of a module: one or more whole top-level statements,
+    with the comments and blank lines after them."""
+
+    first: int
+    last: int
+    #: ``def``, ``async def`` or ``class`` when the slice is one definition, else "".
+    kind: str = ""
+    name: str = ""
+    #: The last line of the definition itself (the slice less trailing comments).
+    end: int = 0
+
+
+def split(lines: list[str]) -> list[Slice]:
+    """The top-level statements of a module's lines (``LINE_BREAK.split`` of its text).
+
+    A cut goes before a line at column 0 that can start a statement, unless it is in doubt: the
+    text since the last cut has unbalanced brackets or an odd count of triple quotes, or the
+    line before ends with a backslash. Lines before the first statement are a slice of their
+    own. A cut in doubt is not made: the slices around it stay one."""
+    starts = [
+        number
+        for number, line in enumerate(lines, 1)
+        if line
+        and line[0] not in NOT_A_START
+        and not (line[0] in "ef" and CONTINUATION.match(line))
+    ]
+    if not starts or starts[0] != 1:
+        starts.insert(0, 1)
+    starts.append(len(lines) + 1)
+    found: list[Slice] = []
+    first = header = 0
+    parts: list[str] = []
+    doubted = decorated = continued = False
+    for start, following in itertools.pairwise(starts):
+        line = lines[start - 1]
+        if not parts:
+            first, header, doubted, decorated = start, start, False, line.startswith("@")
+        elif decorated and not continued and not line.startswith("@"):
+            header, decorated = start, False  # the definition the decorators belong to
+        parts.append("\n".join(lines[start - 1 : following - 1]))
+        if "\n\f" in parts[-1]:
+            doubted = True  # after a form feed, a line is at column 0: another statement?
+        continued = False
+        if following <= len(lines):
+            if lines[following - 2].endswith("\\") or not _closed(parts):
+                doubted = continued = True  # the cut before ``following`` is in doubt
+                continue
+            if decorated:
+                continue
+        found.append(_slice(lines, first, following - 1, 0 if doubted else header))
+        parts = []
+    return found
+
+
+#: Strings and comments, whose brackets do not count.
+STRING_OR_COMMENT = re.compile(
+    r'''"""[\s\S]*?"""|\'\'\'[\s\S]*?\'\'\'|"(?:[^"\\\n]|\\.)*"|'(?:[^'\\\n]|\\.)*'|#[^\n]*'''
+)
+
+
+def _closed(parts: list[str]) -> bool:
+    """The text ends outside brackets and triple-quoted strings, as far as counting tells."""
+    text = parts[0] if len(parts) == 1 else "\n".join(parts)
+    if text.count('"""') % 2 or text.count("'''") % 2:
+        return False
+    if _balance(text) == 0:
+        return True
+    return _balance(STRING_OR_COMMENT.sub("", text)) == 0
+
+
+def _balance(text: str) -> int:
+    opened = text.count("(") + text.count("[") + text.count("{")
+    return opened - text.count(")") - text.count("]") - text.count("}")
+
+
+def _slice(lines: list[str], first: int, last: int, header: int) -> Slice:
+    """Lines ``first``..``last``; a definition when line ``header`` starts one (0: not one)."""
+    match = HEADER.match(lines[header - 1]) if header else None
+    if match is None:
+        return Slice(first, last)
+    kind = "async def" if match.group(1) else match.group(2)
+    end = last
+    # Trailing comments and blank lines are not part of the definition. A comment line with a
+    # quote could end a string: it stays.
+    while end > header and _is_comment_or_blank(lines[end - 1]):
+        end -= 1
+    return Slice(first, last, kind, match.group(3), end)
+
+
+def _is_comment_or_blank(line: str) -> bool:
+    stripped = line.lstrip(" \t\f")
+    if not stripped:
+        return True
+    return stripped.startswith("#") and '"' not in stripped and "'" not in stripped
+
+
+def parse(
+    text: str, path: str, relevance: Relevance, words: Mapping[str, str], sliced: bool = True
+) -> tuple[ast.Module, list[ast.stmt]]:
+    """The module, and the stand-ins of the definitions left unparsed (none when it was parsed
+    whole). Raises what ``ast.parse`` raises for the whole text.
+
+    ``relevance``: the file's candidate lines; ``words``: vendor words
+    (``backends.vendor_words``); ``sliced``: False to parse the whole text (from the same
+    depth of calls, so that the limit on nesting is the same)."""
+    if not sliced or "barry_as_FLUFL" in text:  # a future import that changes the grammar
+        return _whole(text, path), []
+    lines = relevance.lines
+
+    def may_leave_out(piece: Slice) -> bool:
+        return (
+            bool(piece.kind)
+            and not relevance.has_candidate(piece.first, piece.last)
+            and not (piece.kind == "class" and vendor_of(piece.name, words) is not None)
+            and not _may_register(lines, piece, words)
+        )
+
+    pieces = split(lines)
+    left_out = {piece.first for piece in pieces if may_leave_out(piece)}
+    if not left_out:
+        return _whole(text, path), []
+    sliced_tree = _sliced(text, path, lines, pieces, left_out)
+    if sliced_tree is None:
+        return _whole(text, path), []
+    return sliced_tree
+
+
+def _whole(text: str, path: str) -> ast.Module:
+    return ast.parse(text, filename=path)
+
+
+def whole(tree: ast.Module) -> ast.Module:
+    """The module with every statement parsed: ``tree`` itself, or a parse of the whole text
+    when ``tree`` was parsed in slices (for a fact that walks every node, asked rarely)."""
+    text = getattr(tree, "portlint_text", None)
+    return tree if text is None else ast.parse(text)
+
+
+def _text(lines: list[str], piece: Slice) -> str:
+    return "\n".join(lines[piece.first - 1 : piece.last])
+
+
+def _may_register(lines: list[str], piece: Slice, words: Mapping[str, str]) -> bool:
+    """A decorator in the definition could register it for a device type
+    (``@register("cuda")``): it holds a string, or strings written one after the other, whose
+    value is a vendor word. A decorator with a backslash or a comment is in doubt."""
+    text = _text(lines, piece)
+    if "@" not in text:
+        return False
+    for decorator in _decorators(text):
+        if '"' not in decorator and "'" not in decorator:
+            continue
+        if "\\" in decorator or "#" in decorator:
+            return True
+        for run in STRING_RUN.finditer(decorator):
+            pieces = [_value(match) for match in STRING_PIECE.finditer(run.group())]
+            values = ["".join(pieces), *pieces]
+            if any(value.lower() in words for value in values):
+                return True
+    return False
+
+
+def _decorators(text: str) -> list[str]:
+    """Each decorator in ``text``: from an ``@`` that starts a line to the definition after
+    it (or the end). Found from literal text, in one pass: a line-start expression would be
+    tried at every position, and once per decorator where no definition follows."""
+    definitions = [
+        match.start()
+        for match in DEFINITION_WORD.finditer(text)
+        if BEFORE_DEFINITION.fullmatch(text, text.rfind("\n", 0, match.start()) + 1, match.start())
+    ]
+    found = []
+    at = text.find("@")
+    while at >= 0:
+        if not text[text.rfind("\n", 0, at) + 1 : at].strip(" \t"):
+            following = bisect.bisect_right(definitions, at)
+            found.append(
+                text[at : definitions[following] if following < len(definitions) else None]
+            )
+        at = text.find("@", at + 1)
+    return found
+
+
+#: The text of a string literal, without prefix or quotes.
+STRING_PIECE = re.compile(
+    r'''[A-Za-z]{0,2}(?:"""([\s\S]*?)"""|\'\'\'([\s\S]*?)\'\'\'|"([^"\n]*)"|'([^'\n]*)')'''
+)
+
+
+def _value(piece: re.Match[str]) -> str:
+    return next(text for text in piece.groups() if text is not None)
+
+
+#: String literals written one after the other (one value).
+STRING_RUN = re.compile(rf"(?:(?:{STRING_PIECE.pattern})\s*)+")
+
+
+def _sliced(
+    text: str, path: str, lines: list[str], pieces: list[Slice], left_out: set[int]
+) -> tuple[ast.Module, list[ast.stmt]] | None:
+    """The module parsed in slices and its stand-ins, or None where that is not sure to give
+    the same tree."""
+    parts = []
+    for piece in pieces:
+        if piece.first in left_out:
+            if not _parses(_text(lines, piece)):
+                return None
+            parts.append("\n" * (piece.last - piece.first))
+        else:
+            parts.append(_text(lines, piece))
+    try:
+        parsed = ast.parse("\n".join(parts), filename=path)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None  # the whole parse says what is wrong
+    stubs: list[ast.stmt] = []
+    body = _with_stubs(parsed.body, lines, pieces, left_out, stubs)
+    if body is None:
+        return None
+    parsed.body = body
+    parsed.portlint_text = text
+    return parsed, stubs
+
+
+def _parses(text: str) -> bool:
+    """The compiler's front end accepts the slice (its own check, without building a tree).
+
+    It is called one frame deeper than ``ast.parse`` would be, so that its limit on nesting is
+    never looser than the tree builder's (``tests/test_python_slices.py``)."""
+    try:
+        _front_end(text)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return False
+    return True
+
+
+def _front_end(text: str) -> None:
+    symtable.symtable(text, "<slice>", "exec")
+
+
+def _with_stubs(
+    parsed: list[ast.stmt],
+    lines: list[str],
+    pieces: list[Slice],
+    left_out: set[int],
+    stubs: list[ast.stmt],
+) -> list[ast.stmt] | None:
+    """The parsed statements with a stand-in for each definition left out, in line order; None
+    when a statement does not lie within its slice, or reads the statements around it."""
+    body: list[ast.stmt] = []
+    position = 0
+    for piece in pieces:
+        if piece.first in left_out:
+            stub = _stub(lines, piece)
+            stubs.append(stub)
+            body.append(stub)
+            continue
+        inside = []
+        while position < len(parsed) and _first_line(parsed[position]) <= piece.last:
+            statement = parsed[position]
+            if (statement.end_lineno or statement.lineno) > piece.last:
+                return None
+            if _reads_neighbours(statement):
+                return None
+            inside.append(statement)
+            position += 1
+        starts_here = bool(inside) and _first_line(inside[0]) == piece.first
+        if not starts_here and (inside or piece is not pieces[0]):
+            return None  # a cut that is not where a statement starts
+        body += inside
+    return body if position == len(parsed) else None
+
+
+def _first_line(statement: ast.stmt) -> int:
+    decorators = getattr(statement, "decorator_list", None)
+    if decorators:
+        return min(statement.lineno, *(d.lineno for d in decorators))
+    return statement.lineno
+
+
+#: Statements that end a block early.
+TERMINATORS = (ast.Return, ast.Raise, ast.Continue, ast.Break)
+
+
+def _reads_neighbours(statement: ast.stmt) -> bool:
+    """An ``if`` or ``while`` whose analysis reads other statements of its block: an early exit
+    (what follows it is its other branch), ``if name is None:`` (what sets ``name`` before it),
+    or a negated test (the fix builder reads what follows it)."""
+    if not isinstance(statement, ast.If | ast.While):
+        return False
+    negated = (
+        isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not)
+        for node in ast.walk(statement.test)
+    )
+    if any(negated):
+        return True
+    if not isinstance(statement, ast.If) or statement.orelse:
+        return False
+    test = statement.test
+    unset = (
+        isinstance(test, ast.Compare)
+        and isinstance(test.left, ast.Name)
+        and isinstance(test.ops[0], ast.Is)
+    )
+    return unset or isinstance(statement.body[-1], TERMINATORS)
+
+
+EMPTY_ARGUMENTS = dict(
+    posonlyargs=[], args=[], vararg=None, kwonlyargs=[], kw_defaults=[], kwarg=None, defaults=[]
+)
+
+
+def _stub(lines: list[str], piece: Slice) -> ast.stmt:
+    """A definition of the slice's kind and name, with nothing in it, on the slice's lines."""
+    if piece.kind == "class":
+        node: ast.stmt = ast.ClassDef(
+            name=piece.name, bases=[], keywords=[], body=[], decorator_list=[]
+        )
+    else:
+        kind = ast.AsyncFunctionDef if piece.kind == "async def" else ast.FunctionDef
+        node = kind(
+            name=piece.name,
+            args=ast.arguments(**EMPTY_ARGUMENTS),
+            body=[],
+            decorator_list=[],
+            returns=None,
+            type_comment=None,
+        )
+    node.lineno, node.col_offset = piece.first, 0
+    node.end_lineno, node.end_col_offset = piece.end, 0
+    node.portlint_stub = (lines, piece)
+    return node
+
+
+def is_stub(node: ast.AST) -> bool:
+    """``node`` stands in for a definition that is not parsed (yet)."""
+    return hasattr(node, "portlint_stub")
+
+
+def fill(stub: ast.stmt) -> bool:
+    """Parse the definition ``stub`` stands in for, and make ``stub`` that definition (same
+    object, every field of the parsed one), for a walk that reaches it after all. False if the
+    slice does not parse as that one definition."""
+    lines, piece = stub.portlint_stub
+    padded = "\n" * (piece.first - 1) + _text(lines, piece)  # the lines stay where they are
+    try:
+        parsed = ast.parse(padded).body
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return False
+    if len(parsed) != 1 or type(parsed[0]) is not type(stub):
+        return False
+    if parsed[0].name != stub.name:
+        return False
+    del stub.portlint_stub
+    vars(stub).update(vars(parsed[0]))
+    return True
