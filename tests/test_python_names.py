@@ -4,7 +4,13 @@ them (an import and an assignment of one name: whichever comes first decides).""
 import ast
 from pathlib import Path
 
-from portlint.python.names import UNKNOWN, class_locals, function_locals, import_bindings
+from portlint.python.names import (
+    UNKNOWN,
+    class_locals,
+    function_locals,
+    import_bindings,
+    runs_here,
+)
 
 SOURCE = """
 import torch as t
@@ -59,7 +65,11 @@ def reference(body: list[ast.AST], bindings: dict) -> list:
                 bindings.pop(name, None)
 
     for statement in body:
-        stack = [statement]
+        if isinstance(statement, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            record(statement)  # a definition in the body binds its name, not its locals
+            stack = runs_here(statement)
+        else:
+            stack = [statement]
         while stack:
             current = stack.pop()
             record(current)
@@ -68,7 +78,7 @@ def reference(body: list[ast.AST], bindings: dict) -> list:
                     continue
                 if isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
                     record(child)
-                    stack.extend(child.decorator_list)
+                    stack.extend(runs_here(child))
                 elif isinstance(child, ast.Lambda):
                     stack.extend(child.args.defaults)
                 elif isinstance(child, COMPREHENSIONS):
@@ -107,3 +117,9 @@ def test_an_import_then_an_assignment_of_one_name():
     assert bindings["tc"] == "torch.cuda"  # the later ``from torch import cuda as tc`` too
     assert "w" not in bindings and "z" not in bindings  # the comprehension's own
     assert {"v", "o", "r", "u"} <= bindings.keys()  # ``:=`` binds where it runs
+    assert "inner" in bindings and "hidden" not in bindings  # the nested function's own
+
+
+def test_a_class_binds_its_methods_names_not_their_locals():
+    bindings = class_locals(ast.parse(SOURCE).body[2]).bindings
+    assert list(bindings) == ["torch", "method", "values"]

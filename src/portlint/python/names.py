@@ -91,7 +91,11 @@ def _bind_statements(scope: Scope, body: list[ast.AST]) -> None:
         # here). One loop, no generator; names and constants (half the nodes) have no children
         # to ask for. The order of the walk decides between an import and an assignment of one
         # name: whichever comes first.
-        stack = [statement]
+        if isinstance(statement, NEW_SCOPES):  # a nested definition binds its name only
+            _bind(scope, statement)
+            stack = runs_here(statement)
+        else:
+            stack = [statement]
         while stack:
             current = stack.pop()
             kind = type(current)
@@ -106,7 +110,7 @@ def _bind_statements(scope: Scope, body: list[ast.AST]) -> None:
             for child in child_nodes(current):
                 if isinstance(child, NEW_SCOPES):
                     _bind(scope, child)  # the definition binds its name here
-                    stack.extend(child.decorator_list)
+                    stack.extend(runs_here(child))
                 elif isinstance(child, ast.Lambda):
                     stack.extend(child.args.defaults)
                 elif isinstance(child, COMPREHENSIONS):
@@ -114,6 +118,15 @@ def _bind_statements(scope: Scope, body: list[ast.AST]) -> None:
                     stack.extend(n.target for n in ast.walk(child) if isinstance(n, ast.NamedExpr))
                 else:
                     stack.append(child)
+
+
+def runs_here(node: ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) -> list[ast.AST]:
+    """What of a definition runs in the scope around it: decorators, and a function's default
+    values or a class's bases and keywords (``def f(x=(n := 1))`` binds ``n`` there)."""
+    if isinstance(node, ast.ClassDef):
+        return [*node.decorator_list, *node.bases, *node.keywords]
+    defaults = [d for d in node.args.kw_defaults if d is not None]
+    return [*node.decorator_list, *node.args.defaults, *defaults]
 
 
 #: The node types other than names that can bind a name.
