@@ -43,6 +43,9 @@ def run_once(checkout: Path, args: list[str], cwd: Path) -> tuple[float, float]:
 
 
 def main() -> int:
+    # An installed portlint runs from bytecode compiled when it was installed; a run that
+    # compiles every module from source (PYTHONDONTWRITEBYTECODE) would time the compiler.
+    os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("old", type=Path, help="checkout of the older build")
     parser.add_argument("new", type=Path, nargs="?", default=HERE, help="default: this checkout")

@@ -110,6 +110,9 @@ def measure(command: list[str], cwd: Path) -> tuple[float, float, int]:
 
 
 def main() -> int:
+    # An installed portlint runs from bytecode compiled when it was installed; a run that
+    # compiles every module from source (PYTHONDONTWRITEBYTECODE) would time the compiler.
+    os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--runs", type=int, default=1, help="runs of each command (default: 1)")
     parser.add_argument("--copies", type=int, default=10, help="size of the large tree")
