@@ -83,10 +83,15 @@ def check_import(node: ast.Import | ast.ImportFrom, ctx: Context) -> None:
 def _scope_after_local_import(node: ast.AST, ctx: Context, advice: dict[str, Advice]) -> None:
     """``if dtype == torch.uint8: import bitsandbytes as bnb; ...; weight.cuda()``: what follows
     a local import of a CUDA-only package in its block runs only where the package does, so the
-    targets without a build of it are none of its concern. (A module-level import is left
-    alone: the import itself is the site of the whole file.)"""
+    targets without a build of it are none of its concern; so does what follows an ``if`` that
+    imports it and raises in its ``else``. (A module-level import is left alone: the import
+    itself is the site of the whole file.)"""
     absent = frozenset(t for t, a in advice.items() if a.status is Status.UNSUPPORTED)
     parent = ctx.parents.get(id(node))
+    if isinstance(parent, ast.If) and node in parent.body and _ends_in_raise(parent.orelse):
+        # ``if is_bnb_available(): import bitsandbytes`` ``else: raise ...``: what follows the
+        # ``if`` in its block runs only where the import did
+        node, parent = parent, ctx.parents.get(id(parent))
     if not absent or parent is None or isinstance(parent, ast.Module):
         return
     for field in ("body", "orelse", "finalbody"):
@@ -118,7 +123,9 @@ def _guarded_by(node: ast.AST, ctx: Context, names: set[str]) -> bool:
     child, current = node, ctx.parents.get(id(node))
     while current is not None:
         if isinstance(current, ast.If) and _checks_availability(current.test, names):
-            return True
+            # ``if is_bnb_available(): import bitsandbytes`` ``else: raise ValueError(...)``:
+            # the code refuses to run without the package (no fallback: an error)
+            return not (child in current.body and _ends_in_raise(current.orelse))
         decorators = getattr(current, "decorator_list", ())
         if any(_checks_availability(d, names) for d in decorators):
             return True  # @require_bnb
@@ -168,6 +175,10 @@ def _names_package(text: str, names: set[str]) -> bool:
     if set(WORD.findall(lowered)) & names or joined in names:
         return True
     return any(name in joined for name in names if len(name) > 4)
+
+
+def _ends_in_raise(block: list[ast.stmt]) -> bool:
+    return bool(block) and isinstance(block[-1], ast.Raise)
 
 
 def _checks_availability(test: ast.expr, names: set[str]) -> bool:
