@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import ast
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 
-from portlint.model import PORTABLE, Advice, Edit, Fix, Span, Status
+from portlint.model import PORTABLE, Advice, Edit, Fix, Severity, Span, Status
 from portlint.python.context import Context
 from portlint.python.fixes import FixBase, _contains
 from portlint.python.torch_api import torch_cuda_api
@@ -310,11 +311,16 @@ def check_device_type_comparison(node: ast.Compare, ctx: Context) -> None:
         targets = {t: PORTABLE if t in listed else a for t, a in rule.targets.items()}
         if "cpu" in targets and _feeds_only_transfer_hints(node, ctx):
             targets["cpu"] = PORTABLE
+        rng_only = _feeds_only_rng_fork(node, ctx)
         for element in elements:
             if isinstance(element, ast.Constant) and element.value == "cuda":
                 fix = ctx.fixes.device_type_comparison(node, element) if ctx.fixes else None
                 message = 'Device type compared with `"cuda"`'
-                ctx.report(element, "PRT104", message, targets=targets, fix=fix)
+                if rng_only:
+                    message += " to pick the devices `fork_rng` forks"
+                    message += " (elsewhere the global RNG is reseeded instead)"
+                severity = Severity.INFO if rng_only else None
+                ctx.report(element, "PRT104", message, targets=targets, fix=fix, severity=severity)
 
 
 def closed_set(operand: ast.expr, ctx: Context) -> ast.Tuple | ast.List | ast.Set | None:
@@ -337,7 +343,34 @@ def _feeds_only_transfer_hints(node: ast.Compare, ctx: Context) -> bool:
     """``use_cuda = device == "cuda"``, and every use of ``use_cuda`` is ``pin_memory=use_cuda``
     or ``non_blocking=use_cuda`` (rules/device.toml ``[device.transfer_hints]``): a CPU-only
     machine has no host-to-device copy to tune."""
-    assign = ctx.parents.get(id(node))
+    table = ctx.catalog.table("device").get("device", {}).get("transfer_hints", {})
+    hints = frozenset(table.get("keywords", ()))
+    return _only_given_as(node, ctx, lambda call, keyword: keyword.arg in hints)
+
+
+def _feeds_only_rng_fork(node: ast.Compare, ctx: Context) -> bool:
+    """``forked = [device] if device.type == "cuda" else []`` and every use of ``forked`` is
+    ``torch.random.fork_rng(devices=forked)`` (rules/device.toml ``[device.rng_forks]``): the
+    test only picks whose RNG state is saved and restored; elsewhere the seeding inside reseeds
+    the global RNG instead of a forked one, a merely different state."""
+    test_of = ctx.parents.get(id(node))
+    if not (isinstance(test_of, ast.IfExp) and test_of.test is node):
+        return False
+    table = ctx.catalog.table("device").get("device", {}).get("rng_forks", {})
+    calls, keyword_name = frozenset(table.get("calls", ())), table.get("keyword")
+
+    def forks(call: ast.Call, keyword: ast.keyword) -> bool:
+        return keyword.arg == keyword_name and ctx.qualified_name(call.func) in calls
+
+    return _only_given_as(test_of, ctx, forks)
+
+
+def _only_given_as(
+    value: ast.expr, ctx: Context, accepts: Callable[[ast.Call, ast.keyword], bool]
+) -> bool:
+    """``value`` is assigned to a local name, and every use of that name is the whole value of
+    a keyword argument that ``accepts`` (given the call and the keyword)."""
+    assign = ctx.parents.get(id(value))
     if not (
         isinstance(assign, ast.Assign)
         and len(assign.targets) == 1
@@ -351,15 +384,16 @@ def _feeds_only_transfer_hints(node: ast.Compare, ctx: Context) -> bool:
         if parent is None:
             break
         scope = parent
-    table = ctx.catalog.table("device").get("device", {}).get("transfer_hints", {})
-    hints = frozenset(table.get("keywords", ()))
-    uses = hinted = 0
+    uses = given = 0
     for inner in walk(scope):
         if isinstance(inner, ast.Name) and inner.id == name and isinstance(inner.ctx, ast.Load):
             uses += 1
-        elif isinstance(inner, ast.keyword) and inner.arg in hints:
-            hinted += isinstance(inner.value, ast.Name) and inner.value.id == name
-    return uses > 0 and uses == hinted
+        elif isinstance(inner, ast.Call):
+            given += sum(
+                isinstance(k.value, ast.Name) and k.value.id == name and accepts(inner, k)
+                for k in inner.keywords
+            )
+    return uses > 0 and uses == given
 
 
 # -- fixes ---------------------------------------------------------------------------------------

@@ -90,7 +90,32 @@ def _report_variable(node: ast.AST, ctx: Context, within: ast.AST, any_case: boo
     if advice is not None and not ctx.in_log_call(within):
         message = f"`{name}` is honoured only by NVIDIA's stack"
         severity = env_severity(ctx.catalog).get(name)
+        beside = _names_beside(within, ctx)
+        advice = {
+            target: PORTABLE if entry.replacement in beside else entry
+            for target, entry in advice.items()
+        }
         ctx.report(node, "PRT401", message, targets=advice, severity=severity)
+
+
+def _names_beside(node: ast.AST, ctx: Context) -> frozenset[str]:
+    """The strings of the statements beside the one that holds ``node`` (in its block), and of
+    that statement itself: ``os.environ["CUDA_VISIBLE_DEVICES"] = ids`` followed by
+    ``os.environ["ASCEND_RT_VISIBLE_DEVICES"] = ids`` sets npu's variable too, so npu is
+    covered (the variable names are those of rules/environment.toml)."""
+    statement, parent = node, ctx.parents.get(id(node))
+    while parent is not None and not isinstance(statement, ast.stmt):
+        statement, parent = parent, ctx.parents.get(id(parent))
+    block: list[ast.AST] = [statement]
+    for value in vars(parent).values() if parent is not None else ():
+        if isinstance(value, list) and any(s is statement for s in value):
+            block = value
+    return frozenset(
+        inner.value
+        for part in block
+        for inner in ast.walk(part)
+        if isinstance(inner, ast.Constant) and isinstance(inner.value, str)
+    )
 
 
 def check_environ_subscript(node: ast.Subscript, ctx: Context) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import ast
 import functools
 import re
+from pathlib import PurePath
 
 from portlint.catalog import Catalog
 from portlint.model import PORTABLE, TARGETS, Advice, Severity, Status
@@ -63,12 +64,17 @@ def check_import(node: ast.Import | ast.ImportFrom, ctx: Context) -> None:
         seen.add(package)
         fallback = id(node) in ctx.import_fallbacks
         checked = not fallback and _under_availability_check(node, ctx, package)
-        severity = Severity.WARNING if fallback or checked else None
+        integration = not (fallback or checked) and _integration_module(node, ctx, package)
+        severity = Severity.WARNING if fallback or checked or integration else None
         message = f"`{package}` needs an NVIDIA GPU"
         if fallback:
             message += " (imported with an ImportError fallback)"
         elif checked:
             message += " (imported behind an availability check)"
+        elif integration:
+            message += (
+                f" (imported at the top of `{integration}`, named for it: loaded only where it is)"
+            )
         ctx.parents[id(alias)] = node  # the walk does not enter aliases
         ctx.report(alias, "PRT501", message, targets=table[package], severity=severity)
         _scope_after_local_import(node, ctx, table[package])
@@ -77,10 +83,15 @@ def check_import(node: ast.Import | ast.ImportFrom, ctx: Context) -> None:
 def _scope_after_local_import(node: ast.AST, ctx: Context, advice: dict[str, Advice]) -> None:
     """``if dtype == torch.uint8: import bitsandbytes as bnb; ...; weight.cuda()``: what follows
     a local import of a CUDA-only package in its block runs only where the package does, so the
-    targets without a build of it are none of its concern. (A module-level import is left
-    alone: the import itself is the site of the whole file.)"""
+    targets without a build of it are none of its concern; so does what follows an ``if`` that
+    imports it and raises in its ``else``. (A module-level import is left alone: the import
+    itself is the site of the whole file.)"""
     absent = frozenset(t for t, a in advice.items() if a.status is Status.UNSUPPORTED)
     parent = ctx.parents.get(id(node))
+    if isinstance(parent, ast.If) and node in parent.body and _ends_in_raise(parent.orelse):
+        # ``if is_bnb_available(): import bitsandbytes`` ``else: raise ...``: what follows the
+        # ``if`` in its block runs only where the import did
+        node, parent = parent, ctx.parents.get(id(parent))
     if not absent or parent is None or isinstance(parent, ast.Module):
         return
     for field in ("body", "orelse", "finalbody"):
@@ -112,7 +123,9 @@ def _guarded_by(node: ast.AST, ctx: Context, names: set[str]) -> bool:
     child, current = node, ctx.parents.get(id(node))
     while current is not None:
         if isinstance(current, ast.If) and _checks_availability(current.test, names):
-            return True
+            # ``if is_bnb_available(): import bitsandbytes`` ``else: raise ValueError(...)``:
+            # the code refuses to run without the package (no fallback: an error)
+            return not (child in current.body and _ends_in_raise(current.orelse))
         decorators = getattr(current, "decorator_list", ())
         if any(_checks_availability(d, names) for d in decorators):
             return True  # @require_bnb
@@ -132,6 +145,42 @@ def _guarded_by(node: ast.AST, ctx: Context, names: set[str]) -> bool:
     return False
 
 
+def _integration_module(node: ast.AST, ctx: Context, package: str) -> str | None:
+    """``import bitsandbytes as bnb`` at the top of ``lora/bnb.py``: a module named for the
+    package it imports at module level (``bnb.py``, ``lora_bnb.py``, ``bitsandbytes_utils.py``,
+    or a package folder ``bnb/``) cannot be imported where the package is missing, so the
+    project imports it only behind a check of its own: it is the package's integration, and its
+    import is guarded like one under ``if is_bnb_available():``. Returns the file name, or None.
+    A lazy import inside a function of such a module is left alone: the function may be called
+    where the package is missing."""
+    current = ctx.parents.get(id(node))
+    while current is not None:
+        if isinstance(current, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            return None
+        current = ctx.parents.get(id(current))
+    path = PurePath(ctx.path)
+    folder = path.stem == "__init__"
+    stem = path.parent.name if folder else path.stem
+    names = package_names(package, ctx.catalog) - VENDOR_NAMES
+    if not stem or not _names_package(stem, names):
+        return None
+    return f"{stem}/" if folder else path.name
+
+
+def _names_package(text: str, names: set[str]) -> bool:
+    """An identifier names the package: one of its words is a name of it (``is_bnb_available``,
+    ``lora_bnb``), or it holds a long name whole (``BitsandbytesPrecision``)."""
+    lowered = text.lower()
+    joined = lowered.replace("_", "")
+    if set(WORD.findall(lowered)) & names or joined in names:
+        return True
+    return any(name in joined for name in names if len(name) > 4)
+
+
+def _ends_in_raise(block: list[ast.stmt]) -> bool:
+    return bool(block) and isinstance(block[-1], ast.Raise)
+
+
 def _checks_availability(test: ast.expr, names: set[str]) -> bool:
     """The test asks whether ``package`` is there: it names it or an alias of it
     (``is_bnb_available()``, ``_BITSANDBYTES_AVAILABLE``, ``BitsandbytesPrecision``), or calls
@@ -140,13 +189,10 @@ def _checks_availability(test: ast.expr, names: set[str]) -> bool:
         if isinstance(node, ast.Constant) and isinstance(node.value, str):
             if node.value.split(".")[0] in names:
                 return True
-        elif isinstance(node, ast.Name | ast.Attribute):
-            text = (node.id if isinstance(node, ast.Name) else node.attr).lower()
-            words = set(WORD.findall(text))
-            if words & names or text.replace("_", "") in names:
-                return True
-            if any(name in text.replace("_", "") for name in names if len(name) > 4):
-                return True
+        elif isinstance(node, ast.Name | ast.Attribute) and _names_package(
+            node.id if isinstance(node, ast.Name) else node.attr, names
+        ):
+            return True
     return False
 
 
