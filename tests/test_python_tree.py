@@ -3,7 +3,7 @@
 import ast
 from pathlib import Path
 
-from portlint.python.tree import child_nodes, parent_map
+from portlint.python.tree import LazyParents, child_nodes, parent_map
 
 SOURCE = """
 import torch as t
@@ -50,3 +50,45 @@ def test_child_nodes_match_iter_child_nodes_except_ctx_markers():
     for node in ast.walk(ast.parse(SOURCE)):
         expected = [c for c in ast.iter_child_nodes(node) if not isinstance(c, ast.expr_context)]
         assert child_nodes(node) == expected
+
+
+LAZY_SOURCE = """
+import torch
+
+class Trainer:
+    def step(self, x):
+        if x.device.type == "cpu":
+            pass
+        elif x.device.type == "cuda":
+            torch.cuda.synchronize()
+        else:
+            y = [torch.zeros(1).to(x.device) for _ in range(2)]
+        return x
+
+def other():
+    return 1
+"""
+
+
+def test_lazy_parents_answer_as_the_whole_map():
+    tree = ast.parse(LAZY_SOURCE)
+    whole = parent_map(tree)
+    call = next(n for n in ast.walk(tree) if isinstance(n, ast.Call))  # torch.cuda.synchronize()
+    chain = [call]
+    while id(chain[-1]) in whole:
+        chain.append(whole[id(chain[-1])])
+    path = list(reversed(chain))  # module ... call
+    elif_if = next(n for n in path if isinstance(n, ast.If) and n.lineno == 8)
+    # the walk's stack, with and without the ``elif`` (visited from its ``if``)
+    for stack in (path, [n for n in path if n is not elif_if]):
+        lazy = LazyParents(stack, tree)
+        for node in ast.walk(tree):
+            if not isinstance(node, ast.expr_context | ast.operator | ast.cmpop):
+                assert lazy.get(id(node)) is whole.get(id(node))
+        # no map of the whole module was needed for the nodes inside ``Trainer``
+        lazy = LazyParents(stack, tree)
+        inside = [n for n in ast.walk(tree.body[1]) if not isinstance(n, ast.expr_context)]
+        for node in inside:
+            if not isinstance(node, ast.operator | ast.cmpop):
+                assert lazy.get(id(node)) is whole.get(id(node))
+        assert id(tree) not in lazy.maps

@@ -103,7 +103,7 @@ class Analyser(ast.NodeVisitor):
     def __init__(self, ctx: Context) -> None:
         self.ctx = ctx
         self.guard = Guard()
-        self.stack: list[ast.AST] = []
+        self.stack: list[ast.AST] = ctx.walk_stack
         self.relevance = Relevance(ctx.text, ctx.index.lines)
         markers = {
             target: tuple(facts.get("markers", ()))

@@ -47,6 +47,8 @@ class Context:
     reports: list[Report] = field(default_factory=list)
     #: id(node) -> its parent node; recorded while walking.
     parents: dict[int, ast.AST] = field(default_factory=dict)
+    #: The nodes from the module down to where the walk is (the walk's own list).
+    walk_stack: list[ast.AST] = field(default_factory=list)
     #: Builds fixes for this module (``python.fix_builder.FixBuilder``); set before the walk.
     fixes: Any = None
     #: (first, last) lines of the CUDA and ROCm backends in the file (PRT105) and of ``def cuda``

@@ -39,7 +39,7 @@ from portlint.model import Applicability, Edit, Fix, Span
 from portlint.python.guards import CUDA_CHECKS
 from portlint.python.names import import_bindings
 from portlint.python.slices import whole
-from portlint.python.tree import parent_map
+from portlint.python.tree import LazyParents
 
 #: A test that looks at the torch version or at what torch provides: both arms are left alone,
 #: since each is written for the torch it runs under.
@@ -339,10 +339,10 @@ class FixBase:
     # -- where no fix may go ------------------------------------------------------------------
 
     @functools.cached_property
-    def parents(self) -> dict[int, ast.AST]:
+    def parents(self) -> LazyParents:
         """Every node's parent. The walk records parents only down to where it is, and a fix
         is often judged from deeper (a device string inside a call)."""
-        return parent_map(self.tree)
+        return LazyParents(self.ctx.walk_stack, self.tree)
 
     def ancestors(self, node: ast.AST):
         parent = self.parents.get(id(node))

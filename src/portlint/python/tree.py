@@ -73,3 +73,56 @@ def parent_map(tree: ast.AST) -> dict[int, ast.AST]:
                 found[id(value)] = node
                 append(value)
     return found
+
+
+class LazyParents:
+    """``id(node) -> parent`` as ``parent_map(tree)`` gives it, built only as far as asked.
+
+    Answers from maps of the statements on the walk's ``stack`` (the nodes from the module down
+    to where the walk is), innermost first, each built on first need, and last from the map of
+    the whole ``tree``. A fix judged at one site asks about nodes near it (a string inside a
+    call, the statements of its branch), so an inner statement's map nearly always answers, and
+    a large module is not mapped whole for a few fixes. (The parents the walk records are not
+    used: the walk visits some nodes from a node above their own parent, an ``elif`` test from
+    its ``if``.)"""
+
+    def __init__(self, stack: list[ast.AST], tree: ast.AST) -> None:
+        self.stack = stack  # the walk's own list: it changes as the walk goes
+        self.tree = tree
+        self.maps: dict[int, dict[int, ast.AST]] = {}
+        self.added: dict[int, ast.AST] = {}
+
+    def get(self, key: int, default: ast.AST | None = None) -> ast.AST | None:
+        found = self.added.get(key)
+        if found is not None or key == id(self.tree):
+            return found if found is not None else default
+        roots = [node for node in reversed(self.stack) if isinstance(node, ast.stmt)]
+        for root in roots:
+            if key == id(root):  # a statement on the walk's way: its parent is further up
+                found = self._parent_on_stack(root)
+                if found is not None:
+                    self.added[key] = found
+                    return found
+                continue  # its parent is off the stack (an ``elif``): in a map further up
+            built = self.maps.get(id(root))
+            if built is None:
+                built = self.maps[id(root)] = parent_map(root)
+            found = built.get(key)
+            if found is not None:
+                return found
+        built = self.maps.get(id(self.tree))
+        if built is None:
+            built = self.maps[id(self.tree)] = parent_map(self.tree)
+        return built.get(key, default)
+
+    def _parent_on_stack(self, node: ast.AST) -> ast.AST | None:
+        """The node further up the walk's stack that holds ``node`` as a direct child."""
+        above = self.stack[: next(i for i, n in enumerate(self.stack) if n is node)]
+        for candidate in reversed(above):
+            if any(child is node for child in child_nodes(candidate)):
+                return candidate
+        return None
+
+    def update(self, parents: dict[int, ast.AST]) -> None:
+        """Parents of nodes added to the tree after the maps were built (a stand-in parsed)."""
+        self.added.update(parents)
