@@ -499,10 +499,12 @@ class Analyser(ast.NodeVisitor):
         feature_gate = any(polarity) and self._in_feature_branch()
         for branch in branches:
             self._package_test_scope(branch)
-        rocm_arm = any(
-            b.test is not None and only_targets(b.test, resolve, self.vendors) == {"rocm"}
-            for b in branches
-        )
+        rocm_arms = [
+            i
+            for i, b in enumerate(branches)
+            if b.test is not None and only_targets(b.test, resolve, self.vendors) == {"rocm"}
+        ]
+        rocm_arm = bool(rocm_arms)
         for position, branch in enumerate(branches):
             covered = frozenset().union(
                 extra_handled, *(h for i, h in enumerate(handled) if i != position)
@@ -515,6 +517,11 @@ class Analyser(ast.NodeVisitor):
             elif outer.cuda_only and rocm_arm:
                 # ``if torch.cuda.is_available(): if is_rocm_available(): ... else: import
                 # pynvml``: only NVIDIA reaches the else; the CUDA test above is the site
+                only = frozenset()
+            if rocm_arm and polarity[position] == 1 and rocm_arms[0] < position:
+                # ``if is_torch_rocm(): ... elif is_torch_cuda_available(): import pynvml``:
+                # ROCm took the earlier arm, so only NVIDIA reaches this one; the other targets
+                # are the CUDA test's to report
                 only = frozenset()
             if self._may_report(branch) and any(
                 _generic_twin(branch, other) for other in branches if other is not branch
