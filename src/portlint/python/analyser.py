@@ -382,19 +382,28 @@ class Analyser(ast.NodeVisitor):
         )
 
     def _feeds_only_prints(self, branch: Branch) -> bool:
-        """The branch only assigns local names, and the function uses them only in print or log
-        calls (``n = torch.cuda.device_count()`` then ``print(f"ran on {n} GPUs")``): elsewhere
-        a value merely different is printed (info)."""
+        """The branch only assigns local names or entries of a local mapping, and the function
+        uses them only in print or log calls (``n = torch.cuda.device_count()`` then
+        ``print(f"ran on {n} GPUs")``; an environment report's ``info["GPU number"] = ...``
+        then ``print(... info.items() ...)``): elsewhere a value merely different is printed
+        (info)."""
         scope = self._function_scope()
         if scope is None or not branch.body:
             return False
         names = set()
         for statement in branch.body:
-            if not isinstance(statement, ast.Assign):
+            if isinstance(statement, ast.Assign):
+                targets = statement.targets
+            elif isinstance(statement, ast.AugAssign):
+                targets = [statement.target]
+            else:
                 return False
-            if not all(isinstance(target, ast.Name) for target in statement.targets):
-                return False
-            names.update(target.id for target in statement.targets)
+            for target in targets:
+                if isinstance(target, ast.Subscript) and isinstance(target.value, ast.Name):
+                    target = target.value
+                if not isinstance(target, ast.Name):
+                    return False
+                names.add(target.id)
         return _only_printed_names(names, scope)
 
     def _record_attribute(self, attribute: str, value: ast.expr) -> None:
@@ -804,12 +813,15 @@ def _short_circuit_only(
 
 
 def _only_printed_names(names: set[str], scope: ast.AST) -> bool:
-    """Every use of the names in ``scope`` is inside what a print or log call is given."""
+    """Every use of the names in ``scope`` is inside what a print or log call is given (an
+    entry stored into one, ``info["GPU type"] = ...``, is no use)."""
     printed: set[int] = set()
-    for call in walk(scope):
-        if isinstance(call, ast.Call) and LOG_CALL.search(_call_name(call) or ""):
-            for part in [*call.args, *call.keywords]:
+    for node in walk(scope):
+        if isinstance(node, ast.Call) and LOG_CALL.search(_call_name(node) or ""):
+            for part in [*node.args, *node.keywords]:
                 printed.update(id(n) for n in walk(part))
+        elif isinstance(node, ast.Subscript) and isinstance(node.ctx, ast.Store):
+            printed.add(id(node.value))
     uses = [
         n
         for n in walk(scope)
