@@ -49,6 +49,7 @@ from portlint.python.guards import (
     handled_targets,
     if_chain,
     ifexp_chain,
+    nccl_backend_test,
     newer_torch_arm,
     only_targets,
 )
@@ -117,6 +118,8 @@ class Analyser(ast.NodeVisitor):
             ctx.catalog.target_facts(), ctx.catalog.table("targets").get("multi_device", {})
         )
         self.feature_words = nvidia_feature_words(ctx.catalog)
+        #: names that hold an NCCL backend test (``is_nccl = backend == Backend.NCCL``)
+        self.nccl_flags: set[str] = set()
 
     # -- the walk --------------------------------------------------------------------------------
 
@@ -437,6 +440,8 @@ class Analyser(ast.NodeVisitor):
                     self.relevance.add_flow_name(target.id)
                 if resolver.current is resolver.module:
                     resolver.bind_module_assignment(target.id)
+                if nccl_backend_test(value, self.nccl_flags):
+                    self.nccl_flags.add(target.id)
                 if cuda_polarity(value, self.ctx.qualified_name, self.ctx.cuda_flags) == 1:
                     self.ctx.cuda_flags.add(target.id)
                 elif not isinstance(value, ast.Constant):
@@ -527,6 +532,11 @@ class Analyser(ast.NodeVisitor):
                 # ``if torch.cuda.is_available(): if is_rocm_available(): ... else: import
                 # pynvml``: only NVIDIA reaches the else; the CUDA test above is the site
                 only = frozenset()
+            if branch.test is not None and nccl_backend_test(branch.test, self.nccl_flags):
+                # ``if backend == Backend.NCCL: dev = torch.device("cuda", ...)``: the arm runs
+                # only where the process group is on NCCL, so on CUDA or ROCm; the backend test
+                # is the site for the other targets' collective backends
+                only = frozenset({"rocm"})
             if rocm_arm and polarity[position] == 1 and rocm_arms[0] < position:
                 # ``if is_torch_rocm(): ... elif is_torch_cuda_available(): import pynvml``:
                 # ROCm took the earlier arm, so only NVIDIA reaches this one; the other targets

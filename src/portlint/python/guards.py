@@ -288,6 +288,26 @@ def cuda_polarity(test: ast.expr, resolve: Resolve, cuda_flags: set[str]) -> int
     return 1 if _is_cuda_check(test, resolve) else 0
 
 
+def nccl_backend_test(test: ast.expr, flags: set[str]) -> bool:
+    """``backend == "nccl"``, ``get_backend(group) == Backend.NCCL``, or a name that holds such
+    a test (``is_nccl = backend == Backend.NCCL``): true only where the process group runs on
+    NCCL, which needs a CUDA (or ROCm) build."""
+    if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And):
+        return any(nccl_backend_test(value, flags) for value in test.values)
+    if isinstance(test, ast.Name):
+        return test.id in flags
+    if not (isinstance(test, ast.Compare) and len(test.ops) == 1):
+        return False
+    if not isinstance(test.ops[0], ast.Eq):
+        return False
+    for side in (test.left, test.comparators[0]):
+        if isinstance(side, ast.Constant) and str(side.value).lower() == "nccl":
+            return True
+        if isinstance(side, ast.Attribute) and side.attr == "NCCL":
+            return True
+    return False
+
+
 def admits_cuda(test: ast.expr, resolve: Resolve, cuda_flags: set[str]) -> bool:
     """The test holds on CUDA: a CUDA test, or one arm of an ``or`` is
     (``accelerator == "cuda" or accelerator == "mps"``)."""
