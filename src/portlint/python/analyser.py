@@ -507,7 +507,17 @@ class Analyser(ast.NodeVisitor):
         if gate is not None and (last == 1 or branches[last].test is None):
             newer = newer_torch_arm(gate)
         old_arm = None if newer is None else (last if newer else last - 1)
-        refused_else = last > 0 and branches[last].test is None and _refuses(branches[last])
+        refused_else = (
+            last > 0
+            and branches[last].test is None
+            and (
+                _refuses(branches[last])
+                or any(
+                    polarity[i] == 1 and _same_body(branches[i], branches[last])
+                    for i in range(last)
+                )
+            )
+        )
         # ``if args.fp8: if device_type != "cuda": print("ignoring --fp8") else: ...``: a CUDA
         # test inside a branch taken for an NVIDIA-only feature gates that feature by design
         feature_gate = any(polarity) and self._in_feature_branch()
@@ -614,6 +624,7 @@ class Analyser(ast.NodeVisitor):
                 old_torch=position == old_arm,
                 info=logs,
                 restated=_tested_values(branch.test),
+                fails_elsewhere=refused_else and polarity[position] == 1,
             )
             self.visit_many(branch.body)
         self.guard = outer
@@ -959,6 +970,13 @@ def _builds_refusal(branch: Branch) -> bool:
         and isinstance(body[-1], ast.Raise)
         and not any(isinstance(n, ast.Call) for s in body[:-1] for n in walk(s))
     )
+
+
+def _same_body(branch: Branch, other: Branch) -> bool:
+    """``elif cuda: torch.cuda.synchronize(d) else: torch.cuda.synchronize(d)``: the two arms
+    do the same thing, so the ``else`` fails off CUDA just as the CUDA arm would."""
+    dump = [ast.dump(statement) for statement in branch.body]
+    return bool(dump) and dump == [ast.dump(statement) for statement in other.body]
 
 
 def _refuses(branch: Branch) -> bool:

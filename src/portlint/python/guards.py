@@ -54,6 +54,9 @@ class Guard:
     #: Strings an enclosing branch test required (``if dev.type == "cuda":``, ``if backend ==
     #: "nccl":``): a literal that says them again restates the test, it is no new site.
     restated: frozenset[str] = frozenset()
+    #: In the CUDA arm of a chain whose ``else`` fails off CUDA (``else: raise``, or the same
+    #: CUDA call again): the other targets do not skip the arm silently, they fail (error).
+    fails_elsewhere: bool = False
 
     def inside(
         self,
@@ -64,6 +67,7 @@ class Guard:
         info: bool = False,
         refuses: bool = False,
         restated: frozenset[str] = frozenset(),
+        fails_elsewhere: bool = False,
     ) -> Guard:
         if only is None:
             only = self.only
@@ -77,6 +81,7 @@ class Guard:
             self.info or info,
             self.refuses or refuses,
             self.restated | restated,
+            self.fails_elsewhere or fails_elsewhere,
         )
 
 
