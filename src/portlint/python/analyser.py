@@ -49,6 +49,7 @@ from portlint.python.guards import (
     handled_targets,
     if_chain,
     ifexp_chain,
+    nccl_backend_test,
     newer_torch_arm,
     only_targets,
 )
@@ -117,6 +118,8 @@ class Analyser(ast.NodeVisitor):
             ctx.catalog.target_facts(), ctx.catalog.table("targets").get("multi_device", {})
         )
         self.feature_words = nvidia_feature_words(ctx.catalog)
+        #: names that hold an NCCL backend test (``is_nccl = backend == Backend.NCCL``)
+        self.nccl_flags: set[str] = set()
 
     # -- the walk --------------------------------------------------------------------------------
 
@@ -382,19 +385,28 @@ class Analyser(ast.NodeVisitor):
         )
 
     def _feeds_only_prints(self, branch: Branch) -> bool:
-        """The branch only assigns local names, and the function uses them only in print or log
-        calls (``n = torch.cuda.device_count()`` then ``print(f"ran on {n} GPUs")``): elsewhere
-        a value merely different is printed (info)."""
+        """The branch only assigns local names or entries of a local mapping, and the function
+        uses them only in print or log calls (``n = torch.cuda.device_count()`` then
+        ``print(f"ran on {n} GPUs")``; an environment report's ``info["GPU number"] = ...``
+        then ``print(... info.items() ...)``): elsewhere a value merely different is printed
+        (info)."""
         scope = self._function_scope()
         if scope is None or not branch.body:
             return False
         names = set()
         for statement in branch.body:
-            if not isinstance(statement, ast.Assign):
+            if isinstance(statement, ast.Assign):
+                targets = statement.targets
+            elif isinstance(statement, ast.AugAssign):
+                targets = [statement.target]
+            else:
                 return False
-            if not all(isinstance(target, ast.Name) for target in statement.targets):
-                return False
-            names.update(target.id for target in statement.targets)
+            for target in targets:
+                if isinstance(target, ast.Subscript) and isinstance(target.value, ast.Name):
+                    target = target.value
+                if not isinstance(target, ast.Name):
+                    return False
+                names.add(target.id)
         return _only_printed_names(names, scope)
 
     def _record_attribute(self, attribute: str, value: ast.expr) -> None:
@@ -428,6 +440,8 @@ class Analyser(ast.NodeVisitor):
                     self.relevance.add_flow_name(target.id)
                 if resolver.current is resolver.module:
                     resolver.bind_module_assignment(target.id)
+                if nccl_backend_test(value, self.nccl_flags):
+                    self.nccl_flags.add(target.id)
                 if cuda_polarity(value, self.ctx.qualified_name, self.ctx.cuda_flags) == 1:
                     self.ctx.cuda_flags.add(target.id)
                 elif not isinstance(value, ast.Constant):
@@ -493,16 +507,28 @@ class Analyser(ast.NodeVisitor):
         if gate is not None and (last == 1 or branches[last].test is None):
             newer = newer_torch_arm(gate)
         old_arm = None if newer is None else (last if newer else last - 1)
-        refused_else = last > 0 and branches[last].test is None and _refuses(branches[last])
+        refused_else = (
+            last > 0
+            and branches[last].test is None
+            and (
+                _refuses(branches[last])
+                or any(
+                    polarity[i] == 1 and _same_body(branches[i], branches[last])
+                    for i in range(last)
+                )
+            )
+        )
         # ``if args.fp8: if device_type != "cuda": print("ignoring --fp8") else: ...``: a CUDA
         # test inside a branch taken for an NVIDIA-only feature gates that feature by design
         feature_gate = any(polarity) and self._in_feature_branch()
         for branch in branches:
             self._package_test_scope(branch)
-        rocm_arm = any(
-            b.test is not None and only_targets(b.test, resolve, self.vendors) == {"rocm"}
-            for b in branches
-        )
+        rocm_arms = [
+            i
+            for i, b in enumerate(branches)
+            if b.test is not None and only_targets(b.test, resolve, self.vendors) == {"rocm"}
+        ]
+        rocm_arm = bool(rocm_arms)
         for position, branch in enumerate(branches):
             covered = frozenset().union(
                 extra_handled, *(h for i, h in enumerate(handled) if i != position)
@@ -515,6 +541,16 @@ class Analyser(ast.NodeVisitor):
             elif outer.cuda_only and rocm_arm:
                 # ``if torch.cuda.is_available(): if is_rocm_available(): ... else: import
                 # pynvml``: only NVIDIA reaches the else; the CUDA test above is the site
+                only = frozenset()
+            if branch.test is not None and nccl_backend_test(branch.test, self.nccl_flags):
+                # ``if backend == Backend.NCCL: dev = torch.device("cuda", ...)``: the arm runs
+                # only where the process group is on NCCL, so on CUDA or ROCm; the backend test
+                # is the site for the other targets' collective backends
+                only = frozenset({"rocm"})
+            if rocm_arm and polarity[position] == 1 and rocm_arms[0] < position:
+                # ``if is_torch_rocm(): ... elif is_torch_cuda_available(): import pynvml``:
+                # ROCm took the earlier arm, so only NVIDIA reaches this one; the other targets
+                # are the CUDA test's to report
                 only = frozenset()
             if self._may_report(branch) and any(
                 _generic_twin(branch, other) for other in branches if other is not branch
@@ -588,6 +624,7 @@ class Analyser(ast.NodeVisitor):
                 old_torch=position == old_arm,
                 info=logs,
                 restated=_tested_values(branch.test),
+                fails_elsewhere=refused_else and polarity[position] == 1,
             )
             self.visit_many(branch.body)
         self.guard = outer
@@ -797,12 +834,15 @@ def _short_circuit_only(
 
 
 def _only_printed_names(names: set[str], scope: ast.AST) -> bool:
-    """Every use of the names in ``scope`` is inside what a print or log call is given."""
+    """Every use of the names in ``scope`` is inside what a print or log call is given (an
+    entry stored into one, ``info["GPU type"] = ...``, is no use)."""
     printed: set[int] = set()
-    for call in walk(scope):
-        if isinstance(call, ast.Call) and LOG_CALL.search(_call_name(call) or ""):
-            for part in [*call.args, *call.keywords]:
+    for node in walk(scope):
+        if isinstance(node, ast.Call) and LOG_CALL.search(_call_name(node) or ""):
+            for part in [*node.args, *node.keywords]:
                 printed.update(id(n) for n in walk(part))
+        elif isinstance(node, ast.Subscript) and isinstance(node.ctx, ast.Store):
+            printed.add(id(node.value))
     uses = [
         n
         for n in walk(scope)
@@ -930,6 +970,13 @@ def _builds_refusal(branch: Branch) -> bool:
         and isinstance(body[-1], ast.Raise)
         and not any(isinstance(n, ast.Call) for s in body[:-1] for n in walk(s))
     )
+
+
+def _same_body(branch: Branch, other: Branch) -> bool:
+    """``elif cuda: torch.cuda.synchronize(d) else: torch.cuda.synchronize(d)``: the two arms
+    do the same thing, so the ``else`` fails off CUDA just as the CUDA arm would."""
+    dump = [ast.dump(statement) for statement in branch.body]
+    return bool(dump) and dump == [ast.dump(statement) for statement in other.body]
 
 
 def _refuses(branch: Branch) -> bool:

@@ -119,8 +119,9 @@ def _report_torch_cuda(node: ast.AST, name: str, ctx: Context) -> None:
         call = parent if isinstance(parent, ast.Call) and parent.func is node else None
         fix = ctx.fixes.torch_cuda(node, entry, call)
     severity = entry.severity
-    if guard is not None and guard.cuda_only and _describes(member, ctx):
-        # ``if dev.type == "cuda": name = torch.cuda.get_device_name()`` for a printout
+    if guard is not None and guard.cuda_only and _quiet_on_cuda_path(member, ctx):
+        # ``if dev.type == "cuda": name = torch.cuda.get_device_name()`` for a printout, or
+        # ``if torch.cuda.is_available(): torch.cuda.reset_peak_memory_stats()``
         severity = Severity.INFO
     if _in_skip_condition(node, ctx):
         if _vendor_siblings(node, ctx):
@@ -129,9 +130,13 @@ def _report_torch_cuda(node: ast.AST, name: str, ctx: Context) -> None:
     ctx.report(node, entry.rule, message, targets=entry.targets, severity=severity, fix=fix)
 
 
-def _describes(member: str, ctx: Context) -> bool:
-    """``get_device_name``: rules/torch_api.toml says the name only describes the device."""
-    return bool(torch_cuda_api(ctx.catalog).policy.get(member, {}).get("describes", False))
+def _quiet_on_cuda_path(member: str, ctx: Context) -> bool:
+    """rules/torch_api.toml says the name only describes the device (``get_device_name``) or
+    is housekeeping that the other targets lose nothing by skipping (``reset_peak_memory_stats``,
+    ``ipc_collect``, a saved CUDA RNG state): on the CUDA path alone, info."""
+    api = torch_cuda_api(ctx.catalog)
+    policy = api.policy.get(api.normalise(member), {})
+    return bool(policy.get("describes", False) or policy.get("housekeeping", False))
 
 
 #: Test decorators whose condition only decides whether a test runs.

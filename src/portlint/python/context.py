@@ -188,6 +188,8 @@ class Context:
             severity = Severity.INFO
         elif guard.refuses:  # ``assert torch.cuda.is_available()``: it stops everywhere else
             severity = Severity.ERROR
+        elif guard.fails_elsewhere and guard.cuda_only and severity is not Severity.INFO:
+            severity = Severity.ERROR  # the other targets take an ``else`` that fails
         elif guard.cuda_only and severity is not Severity.INFO:
             severity = Severity.WARNING
             skipped = [t for t, a in targets.items() if not a.portable and t != "rocm"]

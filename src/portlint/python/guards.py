@@ -54,6 +54,9 @@ class Guard:
     #: Strings an enclosing branch test required (``if dev.type == "cuda":``, ``if backend ==
     #: "nccl":``): a literal that says them again restates the test, it is no new site.
     restated: frozenset[str] = frozenset()
+    #: In the CUDA arm of a chain whose ``else`` fails off CUDA (``else: raise``, or the same
+    #: CUDA call again): the other targets do not skip the arm silently, they fail (error).
+    fails_elsewhere: bool = False
 
     def inside(
         self,
@@ -64,6 +67,7 @@ class Guard:
         info: bool = False,
         refuses: bool = False,
         restated: frozenset[str] = frozenset(),
+        fails_elsewhere: bool = False,
     ) -> Guard:
         if only is None:
             only = self.only
@@ -77,6 +81,7 @@ class Guard:
             self.info or info,
             self.refuses or refuses,
             self.restated | restated,
+            self.fails_elsewhere or fails_elsewhere,
         )
 
 
@@ -286,6 +291,26 @@ def cuda_polarity(test: ast.expr, resolve: Resolve, cuda_flags: set[str]) -> int
     if isinstance(test, ast.Name) and test.id in cuda_flags:
         return 1
     return 1 if _is_cuda_check(test, resolve) else 0
+
+
+def nccl_backend_test(test: ast.expr, flags: set[str]) -> bool:
+    """``backend == "nccl"``, ``get_backend(group) == Backend.NCCL``, or a name that holds such
+    a test (``is_nccl = backend == Backend.NCCL``): true only where the process group runs on
+    NCCL, which needs a CUDA (or ROCm) build."""
+    if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And):
+        return any(nccl_backend_test(value, flags) for value in test.values)
+    if isinstance(test, ast.Name):
+        return test.id in flags
+    if not (isinstance(test, ast.Compare) and len(test.ops) == 1):
+        return False
+    if not isinstance(test.ops[0], ast.Eq):
+        return False
+    for side in (test.left, test.comparators[0]):
+        if isinstance(side, ast.Constant) and str(side.value).lower() == "nccl":
+            return True
+        if isinstance(side, ast.Attribute) and side.attr == "NCCL":
+            return True
+    return False
 
 
 def admits_cuda(test: ast.expr, resolve: Resolve, cuda_flags: set[str]) -> bool:
