@@ -201,6 +201,10 @@ class Model(Base):
     def plain(self, x):
         return x + self.size
 
+    @property
+    def also_plain(self):
+        return 1
+
     def to_gpu(self, x):
         return x.cuda()
 """
@@ -223,11 +227,53 @@ class Model:
 """
 
 
-def test_a_class_with_a_candidate_word_is_parsed_whole():
-    for text in (MEMBERS, LEAK):
-        tree, stubs = parse(text)
-        assert stubs == []
-        assert dumped(tree) == dumped(ast.parse(text))
+def test_methods_without_candidate_words_are_stand_ins_in_their_class():
+    tree, stubs = parse(MEMBERS)
+    assert [(type(s).__name__, s.name, s.lineno, s.end_lineno, s.col_offset) for s in stubs] == [
+        ("FunctionDef", "plain", 9, 10, 4),
+        ("FunctionDef", "also_plain", 12, 14, 4),
+    ]
+    model, whole = tree.body[1], ast.parse(MEMBERS).body[1]
+    assert [type(s).__name__ for s in model.body] == [
+        "Expr",
+        "Assign",
+        "FunctionDef",
+        "FunctionDef",
+        "FunctionDef",
+    ]
+    assert model.body[2] is stubs[0] and model.body[3] is stubs[1]
+    for position in (0, 1, 4):
+        assert dumped(model.body[position]) == dumped(whole.body[position])
+    assert slices.fill(stubs[1])
+    assert dumped(model.body[3]) == dumped(whole.body[3])
+
+
+@pytest.mark.parametrize(
+    "header",
+    [
+        "class Model(Base):  # a comment",
+        "class Model(\n    Base,\n):",
+        'class Model(Base, tag="("):',
+    ],
+)
+def test_a_class_header_in_doubt_keeps_its_methods(header):
+    text = MEMBERS.replace("class Model(Base):", header)
+    _, stubs = parse(text)
+    assert stubs == []
+
+
+def test_a_method_the_walk_reaches_through_a_name_is_parsed_then():
+    text = MEMBERS.replace("return 1", "return self.dev").replace(
+        "size = 2", 'size = 2\n    dev = "cuda"'
+    )
+    _, stubs = parse(text)
+    assert [s.name for s in stubs] == ["plain", "also_plain"]
+    assert findings(text, sliced=True) == findings(text, sliced=False)
+
+
+def test_a_method_left_out_does_not_change_what_a_class_level_name_resolves_to():
+    _, stubs = parse(LEAK)
+    assert [(s.name, s.lineno, s.col_offset) for s in stubs] == [("helper", 9, 4)]
     # ``device`` at class level is the module's "cuda": the names ``helper`` binds are its own
     for sliced in (True, False):
         found = [(f["code"], f["line"]) for f in findings(LEAK, sliced=sliced)]
@@ -297,10 +343,10 @@ def test_a_definition_the_walk_reaches_through_a_name_is_parsed_then():
 def test_other_line_endings_give_the_same_findings(newline):
     text = (FLOW + MEMBERS.replace("import torch\n", "")).replace("\n", newline)
     _, stubs = parse(text)
-    assert [s.name for s in stubs] == ["helper", "other"]
+    assert [s.name for s in stubs] == ["helper", "other", "plain", "also_plain"]
     sliced = findings(text, sliced=True)
     assert sliced == findings(text, sliced=False)
-    assert [f["line"] for f in sliced] == [3, 16, 28]
+    assert [f["line"] for f in sliced] == [3, 16, 32]
 
 
 def test_a_syntax_error_in_a_definition_left_out_is_still_reported():
