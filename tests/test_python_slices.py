@@ -165,8 +165,6 @@ def test_a_stand_in_filled_is_the_definition():
     [
         # a cut inside brackets: the slice before it does not parse alone
         "import torch\ndef f():\n    return call(')',\nx)\ndef g(): torch.cuda.init()\n",
-        # a syntax error in a definition that would be left out
-        'import torch\ndef f():\n    print "x"\ndef g(): torch.cuda.init()\n',
         # names of vendors in a class name and in a registering decorator
         "import torch\nclass NpuPlatform(Platform): pass\n",
         'import torch\n@register("n" "pu")\ndef op(): pass\n',
@@ -188,6 +186,55 @@ def test_whole_parse_where_slices_are_not_sure(text):
         return
     assert stubs == []
     assert dumped(tree) == dumped(ast.parse(text))
+
+
+@pytest.mark.parametrize(
+    ("text", "complete"),
+    [
+        ("def f():\n    return g(x)  # it's (\n\n", True),
+        ("def f():\n    s = \"'''\"\n    t = r'\\''\n", True),
+        ("def f():\n    return f\"{d['k']}\" + f'{x!r:>{w}}'\n", True),
+        # a syntax error that leaves every string and bracket closed is not looked for
+        ('def f():\n    print "x"\n', True),
+        # a string still open: a comment's triple quote fooled the splitter's count
+        ('def f():\n    x = 1  # """\n    """Example:\n', False),
+        ("def f():\n    s = 'a\\\nb'\n", False),  # a string continued by a backslash
+        # three quotes that do not close are no empty string and a quote, nor an escaped one
+        ('def f():\n    x = 1  # """\n    s = """a"\n', False),
+        ('def f():\n    s = """a \\""" ("""\n', True),
+        ("def f():\n    return call(')',\n", False),  # brackets still open
+        ("def f():\n    return 1 + \\\n\n", False),  # a backslash at the end
+        # the quote that opened an f-string or t-string, inside a replacement field (PEP 701)
+        ('def f():\n    return f"{d["k"]}"\n', False),
+        ('def f():\n    return Rf"{d["k"]}"\n', False),
+        ("def f():\n    return fR'{d['k']}'\n", False),
+        ('def f():\n    return t"{d["k"]}"\n', False),
+    ],
+)
+def test_a_slice_left_out_must_end_where_a_statement_can_start(text, complete):
+    assert slices._complete(text) is complete
+
+
+DOCSTRING = '''import torch
+
+
+def f():
+    x = 1  # """
+    """Example:
+def g():
+    torch.cuda.synchronize()
+"""
+'''
+
+
+def test_a_cut_inside_a_docstring_is_refused():
+    # counting triple quotes, the splitter cuts before ``def g``, inside the docstring
+    assert cut(DOCSTRING) == [(1, 3), (4, 6, "def", "f", 6), (7, 8, "def", "g", 8), (9, 10)]
+    # ``f`` would be left out and ``g`` parsed, but the string in ``f`` does not close
+    tree, stubs = parse(DOCSTRING)
+    assert stubs == []
+    assert dumped(tree) == dumped(ast.parse(DOCSTRING))
+    assert findings(DOCSTRING, sliced=True) == findings(DOCSTRING, sliced=False) == []
 
 
 MEMBERS = """import torch
@@ -349,19 +396,26 @@ def test_other_line_endings_give_the_same_findings(newline):
     assert [f["line"] for f in sliced] == [3, 16, 32]
 
 
-def test_a_syntax_error_in_a_definition_left_out_is_still_reported():
-    text = 'import torch\n\ndef f():\n    print "x"\n\ndef g():\n    torch.cuda.init()\n'
+def test_a_syntax_error_is_reported_where_the_analysis_reads():
+    # in a definition that is parsed: the whole parse's PRT001, and nothing else
+    text = 'import torch\n\ndef f():\n    pass\n\ndef g():\n    print "x"\n    torch.cuda.init()\n'
     sliced = findings(text, sliced=True)
     assert sliced == findings(text, sliced=False)
-    assert [(f["code"], f["line"]) for f in sliced] == [("PRT001", 4)]
+    assert [(f["code"], f["line"]) for f in sliced] == [("PRT001", 7)]
+    # in a definition left out (no candidate word): not looked for, the rest is analysed
+    text = 'import torch\n\ndef f():\n    print "x"\n\ndef g():\n    torch.cuda.init()\n'
+    assert [(f["code"], f["line"]) for f in findings(text, sliced=True)] == [("PRT201", 7)]
+    assert [(f["code"], f["line"]) for f in findings(text, sliced=False)] == [("PRT001", 4)]
 
 
-def test_nesting_too_deep_for_the_parser_is_reported_as_by_a_whole_parse():
-    # the front end that checks a slice left out must be as strict as the tree builder
-    for depth in range(2960, 3000, 2):
-        deep = "def f():\n    return " + "+".join(["a"] * depth) + "\n"
-        text = "import torch\n" + deep + "def g():\n    torch.cuda.init()\n"
-        assert findings(text, sliced=True) == findings(text, sliced=False), depth
+def test_nesting_too_deep_for_the_parser_is_reported_where_the_analysis_reads():
+    deep = "    return " + "+".join(["a"] * 3000) + "\n"
+    text = "import torch\ndef g():\n    torch.cuda.init()\n" + deep
+    sliced = findings(text, sliced=True)
+    assert sliced == findings(text, sliced=False)
+    assert [(f["code"], f["line"]) for f in sliced] == [("PRT001", 1)]
+    text = "import torch\ndef f():\n" + deep + "def g():\n    torch.cuda.init()\n"
+    assert [(f["code"], f["line"]) for f in findings(text, sliced=True)] == [("PRT201", 5)]
 
 
 def test_import_lines_are_candidate_lines():

@@ -21,18 +21,26 @@ walk skips it as it would skip the real one. What decides that a definition may 
 
 Nothing else changes a finding, and a file parses sliced only when that is sure:
 
-- every slice left out is checked by the compiler's front end (``symtable``): a syntax error
-  anywhere, or a cut inside a string or brackets (the slice before it then cannot parse),
-  falls back to the whole parse, which reports what it always reported;
+- every slice left out must end where a statement can start (``_complete``: its strings and
+  brackets close, and it ends with no backslash), read by one regular expression for strings
+  and comments and by counting brackets; anything that expression may misread (a string it
+  cannot close, a PEP 701 f-string) makes the file parse whole. So a cut inside a string,
+  inside brackets or after a backslash falls back to the whole parse; the slices parsed are
+  checked by the parser itself;
 - each parsed statement must lie within its slice;
 - an ``if`` or ``while`` (in the module or a class body) that could make the analysis read
   the statements around it (an early ``raise``, a ``not`` in its test, ``if name is None:``)
   falls back too;
 - facts that walk the whole tree (``whole``) parse the whole text when asked.
 
-What it saves, measured on the transformers tree (``benchmarks/README.md``): the front end's
-check costs nearly what parsing costs, so the parse itself is about as long; what is saved is
-building, mapping and freeing the nodes of the definitions left out (about 70% of the lines).
+Syntax errors are reported where the analysis reads: a slice that is parsed and does not
+parse makes the file parse whole, which reports it (PRT001) as it always did; an error in a
+definition left out, which holds no candidate word, is not looked for, as in a file with no
+candidate word at all, which is never parsed.
+
+What it saves, measured on the transformers tree (``benchmarks/README.md``): the nodes of the
+definitions left out (about 70% of the lines) are not built, mapped or freed, and checking a
+slice left out costs about a sixth of what the compiler's front end (``symtable``) did.
 """
 
 from __future__ import annotations
@@ -41,7 +49,6 @@ import ast
 import bisect
 import itertools
 import re
-import symtable
 from collections.abc import Mapping
 from dataclasses import dataclass
 
@@ -119,9 +126,16 @@ def split(lines: list[str]) -> list[Slice]:
     return found
 
 
-#: Strings and comments, whose brackets do not count.
+#: Strings and comments, whose brackets do not count, as the tokenizer reads them from a
+#: statement boundary: a backslash escapes what follows it (in a raw string too), three quotes
+#: always open a triple-quoted string (never an empty string and a quote), and a string in one
+#: quote ends on its line. Any prefix: its letters are read as a name before the string.
 STRING_OR_COMMENT = re.compile(
-    r'''"""[\s\S]*?"""|\'\'\'[\s\S]*?\'\'\'|"(?:[^"\\\n]|\\.)*"|'(?:[^'\\\n]|\\.)*'|#[^\n]*'''
+    r'''"""[^"\\]*(?:(?:\\[\s\S]|"(?!""))[^"\\]*)*"""'''
+    r"""|'''[^'\\]*(?:(?:\\[\s\S]|'(?!''))[^'\\]*)*'''"""
+    r'''|"(?!"")[^"\\\n]*(?:\\.[^"\\\n]*)*"'''
+    r"""|'(?!'')[^'\\\n]*(?:\\.[^'\\\n]*)*'"""
+    r"|#[^\n]*"
 )
 
 
@@ -324,7 +338,7 @@ def _sliced(
     parts = []
     for piece in module.pieces:
         if piece.first in module.left_out:
-            if not _parses(_text(lines, piece)):
+            if not _complete(_text(lines, piece)):
                 return None
             parts.append("\n" * (piece.last - piece.first))
         elif piece.first in classes:
@@ -353,7 +367,7 @@ def _masked_class(lines: list[str], piece: Slice, members: Members) -> str | Non
     out = lines[piece.first - 1 : piece.last]
     for member in members.pieces:
         if member.first in members.left_out:
-            if not _parses("class _:\n" + _text(lines, member)):
+            if not _complete(_text(lines, member)):
                 return None
             out[member.first - piece.first] = members.indent + "pass"
             for number in range(member.first + 1, member.last + 1):
@@ -361,20 +375,39 @@ def _masked_class(lines: list[str], piece: Slice, members: Members) -> str | Non
     return "\n".join(out)
 
 
-def _parses(text: str) -> bool:
-    """The compiler's front end accepts the slice (its own check, without building a tree).
+def _complete(text: str) -> bool:
+    """``text``, read from a statement boundary, ends at one: every string literal and bracket
+    in it closes, and its last line of code does not end with a backslash. The text is read as
+    the tokenizer reads it, in one pass of a regular expression: strings (any prefix, one or
+    three quotes of either kind) and comments are blanked out, then brackets are counted. What
+    the expression does not read as the tokenizer would is refused: a quote left over (a string
+    that does not close on its line or at all), and an f-string or t-string with the quote that
+    opened it inside a replacement field (PEP 701), whose end the expression would misplace.
 
-    It is called one frame deeper than ``ast.parse`` would be, so that its limit on nesting is
-    never looser than the tree builder's (``tests/test_python_slices.py``)."""
-    try:
-        _front_end(text)
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
+    A syntax error is not looked for: a definition left out with one is not reported
+    (``tests/test_python_slices.py``)."""
+    code = STRING_OR_COMMENT.sub("_", text)
+    if '"' in code or "'" in code or code.rstrip().endswith("\\"):
         return False
-    return True
+    if code.count("(") != code.count(")") or code.count("[") != code.count("]"):
+        return False
+    if code.count("{") != code.count("}"):
+        return False
+    if "{" not in text:
+        return True  # no replacement field
+    folded = text.lower()
+    return not any(expression.search(folded) for expression in NESTED_QUOTE)
 
 
-def _front_end(text: str) -> None:
-    symtable.symtable(text, "<slice>", "exec")
+#: An f-string or t-string (any prefix, in lower case) whose replacement field holds the quote
+#: that opened it: Python 3.12's tokenizer reads it as one string (PEP 701), the expression
+#: above as two. Matched loosely, from such a prefix to a ``{`` and the same quote before a
+#: ``}`` on the line: what they find by mistake only makes the file parse whole. Each starts
+#: with a letter, which the engine finds fast.
+NESTED_QUOTE = [
+    re.compile(rf"""{prefix}(["'])[^\n]*?\{{[^}}\n]*?\1""")
+    for prefix in ("f", r"t(?<![^\Wr]t)", "r(?<=[ft]r)")
+]
 
 
 def _with_stubs(
