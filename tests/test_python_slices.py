@@ -198,7 +198,8 @@ def test_whole_parse_where_slices_are_not_sure(text):
         ('def f():\n    print "x"\n', True),
         # a string still open: a comment's triple quote fooled the splitter's count
         ('def f():\n    x = 1  # """\n    """Example:\n', False),
-        ("def f():\n    s = 'a\\\nb'\n", False),  # a string continued by a backslash
+        ("def f():\n    s = 'a\\\nb'\n", True),  # a string continued by a backslash
+        ("def f():\n    s = 'a\nb'\n", False),  # a string that does not close on its line
         # three quotes that do not close are no empty string and a quote, nor an escaped one
         ('def f():\n    x = 1  # """\n    s = """a"\n', False),
         ('def f():\n    s = """a \\""" ("""\n', True),

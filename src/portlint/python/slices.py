@@ -129,12 +129,13 @@ def split(lines: list[str]) -> list[Slice]:
 #: Strings and comments, whose brackets do not count, as the tokenizer reads them from a
 #: statement boundary: a backslash escapes what follows it (in a raw string too), three quotes
 #: always open a triple-quoted string (never an empty string and a quote), and a string in one
-#: quote ends on its line. Any prefix: its letters are read as a name before the string.
+#: quote ends on its line unless a backslash continues it. Any prefix: its letters are read as
+#: a name before the string.
 STRING_OR_COMMENT = re.compile(
     r'''"""[^"\\]*(?:(?:\\[\s\S]|"(?!""))[^"\\]*)*"""'''
     r"""|'''[^'\\]*(?:(?:\\[\s\S]|'(?!''))[^'\\]*)*'''"""
-    r'''|"(?!"")[^"\\\n]*(?:\\.[^"\\\n]*)*"'''
-    r"""|'(?!'')[^'\\\n]*(?:\\.[^'\\\n]*)*'"""
+    r'''|"(?!"")[^"\\\n]*(?:\\[\s\S][^"\\\n]*)*"'''
+    r"""|'(?!'')[^'\\\n]*(?:\\[\s\S][^'\\\n]*)*'"""
     r"|#[^\n]*"
 )
 
