@@ -40,7 +40,7 @@ candidate word at all, which is never parsed.
 
 What it saves, measured on the transformers tree (``benchmarks/README.md``): the nodes of the
 definitions left out (about 70% of the lines) are not built, mapped or freed, and checking a
-slice left out costs about a sixth of what the compiler's front end (``symtable``) did.
+slice left out costs about a seventh of what the compiler's front end (``symtable``) did.
 """
 
 from __future__ import annotations
