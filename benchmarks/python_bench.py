@@ -142,13 +142,25 @@ def stages(tree: Path) -> dict[str, float]:
     # The parse portlint does: the statements the analysis reads (``portlint.python.slices``),
     # each file's index of candidate lines built first, outside the timing.
     words, sliced = vendor_words(load_catalog()), 0.0
+    checked, complete = [0.0], slices._complete
+
+    def timed_complete(text: str) -> bool:
+        start = time.perf_counter()
+        try:
+            return complete(text)
+        finally:
+            checked[0] += time.perf_counter() - start
+
+    slices._complete = timed_complete
     for source in parsed:
         relevance = Relevance(source.text, LineIndex(source.text).lines)
         start = time.perf_counter()
         with contextlib.suppress(SyntaxError, ValueError, RecursionError):
             slices.parse(source.text, source.path, relevance, words)
         sliced += time.perf_counter() - start
+    slices._complete = complete
     spent[f"sliced parse of {len(parsed)} files"] = sliced
+    spent["  check of slices left out"] = checked[0]
     start = time.perf_counter()
     for source in parsed:
         lint_source(source, "python", settings)

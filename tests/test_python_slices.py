@@ -165,8 +165,6 @@ def test_a_stand_in_filled_is_the_definition():
     [
         # a cut inside brackets: the slice before it does not parse alone
         "import torch\ndef f():\n    return call(')',\nx)\ndef g(): torch.cuda.init()\n",
-        # a syntax error in a definition that would be left out
-        'import torch\ndef f():\n    print "x"\ndef g(): torch.cuda.init()\n',
         # names of vendors in a class name and in a registering decorator
         "import torch\nclass NpuPlatform(Platform): pass\n",
         'import torch\n@register("n" "pu")\ndef op(): pass\n',
@@ -190,6 +188,56 @@ def test_whole_parse_where_slices_are_not_sure(text):
     assert dumped(tree) == dumped(ast.parse(text))
 
 
+@pytest.mark.parametrize(
+    ("text", "complete"),
+    [
+        ("def f():\n    return g(x)  # it's (\n\n", True),
+        ("def f():\n    s = \"'''\"\n    t = r'\\''\n", True),
+        ("def f():\n    return f\"{d['k']}\" + f'{x!r:>{w}}'\n", True),
+        # a syntax error that leaves every string and bracket closed is not looked for
+        ('def f():\n    print "x"\n', True),
+        # a string still open: a comment's triple quote fooled the splitter's count
+        ('def f():\n    x = 1  # """\n    """Example:\n', False),
+        ("def f():\n    s = 'a\\\nb'\n", True),  # a string continued by a backslash
+        ("def f():\n    s = 'a\nb'\n", False),  # a string that does not close on its line
+        # three quotes that do not close are no empty string and a quote, nor an escaped one
+        ('def f():\n    x = 1  # """\n    s = """a"\n', False),
+        ('def f():\n    s = """a \\""" ("""\n', True),
+        ("def f():\n    return call(')',\n", False),  # brackets still open
+        ("def f():\n    return 1 + \\\n\n", False),  # a backslash at the end
+        # the quote that opened an f-string or t-string, inside a replacement field (PEP 701)
+        ('def f():\n    return f"{d["k"]}"\n', False),
+        ('def f():\n    return Rf"{d["k"]}"\n', False),
+        ("def f():\n    return fR'{d['k']}'\n", False),
+        ('def f():\n    return t"{d["k"]}"\n', False),
+    ],
+)
+def test_a_slice_left_out_must_end_where_a_statement_can_start(text, complete):
+    assert slices._complete(text) is complete
+
+
+DOCSTRING = '''import torch
+
+
+def f():
+    x = 1  # """
+    """Example:
+def g():
+    torch.cuda.synchronize()
+"""
+'''
+
+
+def test_a_cut_inside_a_docstring_is_refused():
+    # counting triple quotes, the splitter cuts before ``def g``, inside the docstring
+    assert cut(DOCSTRING) == [(1, 3), (4, 6, "def", "f", 6), (7, 8, "def", "g", 8), (9, 10)]
+    # ``f`` would be left out and ``g`` parsed, but the string in ``f`` does not close
+    tree, stubs = parse(DOCSTRING)
+    assert stubs == []
+    assert dumped(tree) == dumped(ast.parse(DOCSTRING))
+    assert findings(DOCSTRING, sliced=True) == findings(DOCSTRING, sliced=False) == []
+
+
 MEMBERS = """import torch
 
 
@@ -200,6 +248,10 @@ class Model(Base):
 
     def plain(self, x):
         return x + self.size
+
+    @property
+    def also_plain(self):
+        return 1
 
     def to_gpu(self, x):
         return x.cuda()
@@ -223,11 +275,53 @@ class Model:
 """
 
 
-def test_a_class_with_a_candidate_word_is_parsed_whole():
-    for text in (MEMBERS, LEAK):
-        tree, stubs = parse(text)
-        assert stubs == []
-        assert dumped(tree) == dumped(ast.parse(text))
+def test_methods_without_candidate_words_are_stand_ins_in_their_class():
+    tree, stubs = parse(MEMBERS)
+    assert [(type(s).__name__, s.name, s.lineno, s.end_lineno, s.col_offset) for s in stubs] == [
+        ("FunctionDef", "plain", 9, 10, 4),
+        ("FunctionDef", "also_plain", 12, 14, 4),
+    ]
+    model, whole = tree.body[1], ast.parse(MEMBERS).body[1]
+    assert [type(s).__name__ for s in model.body] == [
+        "Expr",
+        "Assign",
+        "FunctionDef",
+        "FunctionDef",
+        "FunctionDef",
+    ]
+    assert model.body[2] is stubs[0] and model.body[3] is stubs[1]
+    for position in (0, 1, 4):
+        assert dumped(model.body[position]) == dumped(whole.body[position])
+    assert slices.fill(stubs[1])
+    assert dumped(model.body[3]) == dumped(whole.body[3])
+
+
+@pytest.mark.parametrize(
+    "header",
+    [
+        "class Model(Base):  # a comment",
+        "class Model(\n    Base,\n):",
+        'class Model(Base, tag="("):',
+    ],
+)
+def test_a_class_header_in_doubt_keeps_its_methods(header):
+    text = MEMBERS.replace("class Model(Base):", header)
+    _, stubs = parse(text)
+    assert stubs == []
+
+
+def test_a_method_the_walk_reaches_through_a_name_is_parsed_then():
+    text = MEMBERS.replace("return 1", "return self.dev").replace(
+        "size = 2", 'size = 2\n    dev = "cuda"'
+    )
+    _, stubs = parse(text)
+    assert [s.name for s in stubs] == ["plain", "also_plain"]
+    assert findings(text, sliced=True) == findings(text, sliced=False)
+
+
+def test_a_method_left_out_does_not_change_what_a_class_level_name_resolves_to():
+    _, stubs = parse(LEAK)
+    assert [(s.name, s.lineno, s.col_offset) for s in stubs] == [("helper", 9, 4)]
     # ``device`` at class level is the module's "cuda": the names ``helper`` binds are its own
     for sliced in (True, False):
         found = [(f["code"], f["line"]) for f in findings(LEAK, sliced=sliced)]
@@ -297,25 +391,32 @@ def test_a_definition_the_walk_reaches_through_a_name_is_parsed_then():
 def test_other_line_endings_give_the_same_findings(newline):
     text = (FLOW + MEMBERS.replace("import torch\n", "")).replace("\n", newline)
     _, stubs = parse(text)
-    assert [s.name for s in stubs] == ["helper", "other"]
+    assert [s.name for s in stubs] == ["helper", "other", "plain", "also_plain"]
     sliced = findings(text, sliced=True)
     assert sliced == findings(text, sliced=False)
-    assert [f["line"] for f in sliced] == [3, 16, 28]
+    assert [f["line"] for f in sliced] == [3, 16, 32]
 
 
-def test_a_syntax_error_in_a_definition_left_out_is_still_reported():
+def test_a_syntax_error_is_reported_where_the_analysis_reads():
+    # in a definition that is parsed: the whole parse's PRT001, and nothing else
+    text = 'import torch\n\ndef f():\n    pass\n\ndef g():\n    print "x"\n    torch.cuda.init()\n'
+    sliced = findings(text, sliced=True)
+    assert sliced == findings(text, sliced=False)
+    assert [(f["code"], f["line"]) for f in sliced] == [("PRT001", 7)]
+    # in a definition left out (no candidate word): not looked for, the rest is analysed
     text = 'import torch\n\ndef f():\n    print "x"\n\ndef g():\n    torch.cuda.init()\n'
+    assert [(f["code"], f["line"]) for f in findings(text, sliced=True)] == [("PRT201", 7)]
+    assert [(f["code"], f["line"]) for f in findings(text, sliced=False)] == [("PRT001", 4)]
+
+
+def test_nesting_too_deep_for_the_parser_is_reported_where_the_analysis_reads():
+    deep = "    return " + "+".join(["a"] * 3000) + "\n"
+    text = "import torch\ndef g():\n    torch.cuda.init()\n" + deep
     sliced = findings(text, sliced=True)
     assert sliced == findings(text, sliced=False)
-    assert [(f["code"], f["line"]) for f in sliced] == [("PRT001", 4)]
-
-
-def test_nesting_too_deep_for_the_parser_is_reported_as_by_a_whole_parse():
-    # the front end that checks a slice left out must be as strict as the tree builder
-    for depth in range(2960, 3000, 2):
-        deep = "def f():\n    return " + "+".join(["a"] * depth) + "\n"
-        text = "import torch\n" + deep + "def g():\n    torch.cuda.init()\n"
-        assert findings(text, sliced=True) == findings(text, sliced=False), depth
+    assert [(f["code"], f["line"]) for f in sliced] == [("PRT001", 1)]
+    text = "import torch\ndef f():\n" + deep + "def g():\n    torch.cuda.init()\n"
+    assert [(f["code"], f["line"]) for f in findings(text, sliced=True)] == [("PRT201", 5)]
 
 
 def test_import_lines_are_candidate_lines():

@@ -1,11 +1,12 @@
-"""Parsing only the top-level statements of a module that the analysis can look at.
+"""Parsing only the statements of a module that the analysis can look at.
 
-Most of a file that mentions CUDA is functions and classes that do not: the walk skips them
-(``relevance``), but ``ast.parse`` builds them, and the fix builder's map of parents walks
+Most of a file that mentions CUDA is functions, classes and methods that do not: the walk skips
+them (``relevance``), but ``ast.parse`` builds them, and the fix builder's map of parents walks
 them. Here the module's text is cut into top-level statements without a parse (a line at
-column 0 that starts a statement; decorators go with the definition after them), and only the
-statements the analysis can read are parsed, in one ``ast.parse`` of the text with the rest
-blanked out, so that every line and column stays where it is.
+column 0 that starts a statement; decorators go with the definition after them), and the body
+of each class that is kept into its members the same way. Only what the analysis can read is
+parsed, in one ``ast.parse`` of the text with the rest blanked out (a member left out leaves a
+``pass``), so that every line and column stays where it is.
 
 A definition that is not parsed becomes a stand-in: a definition of the same kind and name,
 with no body, on the same lines. Whole-module facts read it as they read the real one
@@ -20,21 +21,26 @@ walk skips it as it would skip the real one. What decides that a definition may 
 
 Nothing else changes a finding, and a file parses sliced only when that is sure:
 
-- every slice left out is checked by the compiler's front end (``symtable``): a syntax error
-  anywhere, or a cut inside a string or brackets (the slice before it then cannot parse),
-  falls back to the whole parse, which reports what it always reported;
+- every slice left out must end where a statement can start (``_complete``: its strings and
+  brackets close, and it ends with no backslash), read by one regular expression for strings
+  and comments and by counting brackets; anything that expression may misread (a string it
+  cannot close, a PEP 701 f-string) makes the file parse whole. So a cut inside a string,
+  inside brackets or after a backslash falls back to the whole parse; the slices parsed are
+  checked by the parser itself;
 - each parsed statement must lie within its slice;
-- a top-level ``if`` or ``while`` that could make the analysis read the statements around it
-  (an early ``raise``, a ``not`` in its test, ``if name is None:``) falls back too;
+- an ``if`` or ``while`` (in the module or a class body) that could make the analysis read
+  the statements around it (an early ``raise``, a ``not`` in its test, ``if name is None:``)
+  falls back too;
 - facts that walk the whole tree (``whole``) parse the whole text when asked.
 
-A class that is kept is parsed whole, methods included: the names a class body binds
-(``names.class_locals``) are read from its methods' bodies too, so a method left out would
-change what a name at class level resolves to (``tests/test_python_slices.py``).
+Syntax errors are reported where the analysis reads: a slice that is parsed and does not
+parse makes the file parse whole, which reports it (PRT001) as it always did; an error in a
+definition left out, which holds no candidate word, is not looked for, as in a file with no
+candidate word at all, which is never parsed.
 
-What it saves, measured on the transformers tree (``benchmarks/README.md``): the front end's
-check costs nearly what parsing costs, so the parse itself is about as long; what is saved is
-building, mapping and freeing the nodes of the definitions left out.
+What it saves, measured on the transformers tree (``benchmarks/README.md``): the nodes of the
+definitions left out (about 70% of the lines) are not built, mapped or freed, and checking a
+slice left out costs about a seventh of what the compiler's front end (``symtable``) did.
 """
 
 from __future__ import annotations
@@ -43,7 +49,6 @@ import ast
 import bisect
 import itertools
 import re
-import symtable
 from collections.abc import Mapping
 from dataclasses import dataclass
 
@@ -75,6 +80,8 @@ class Slice:
     name: str = ""
     #: The last line of the definition itself (the slice less trailing comments).
     end: int = 0
+    #: The line of its ``def`` or ``class`` keyword (after the decorators).
+    header: int = 0
 
 
 def split(lines: list[str]) -> list[Slice]:
@@ -119,9 +126,17 @@ def split(lines: list[str]) -> list[Slice]:
     return found
 
 
-#: Strings and comments, whose brackets do not count.
+#: Strings and comments, whose brackets do not count, as the tokenizer reads them from a
+#: statement boundary: a backslash escapes what follows it (in a raw string too), three quotes
+#: always open a triple-quoted string (never an empty string and a quote), and a string in one
+#: quote ends on its line unless a backslash continues it. Any prefix: its letters are read as
+#: a name before the string.
 STRING_OR_COMMENT = re.compile(
-    r'''"""[\s\S]*?"""|\'\'\'[\s\S]*?\'\'\'|"(?:[^"\\\n]|\\.)*"|'(?:[^'\\\n]|\\.)*'|#[^\n]*'''
+    r'''"""[^"\\]*(?:(?:\\[\s\S]|"(?!""))[^"\\]*)*"""'''
+    r"""|'''[^'\\]*(?:(?:\\[\s\S]|'(?!''))[^'\\]*)*'''"""
+    r'''|"(?!"")[^"\\\n]*(?:\\[\s\S][^"\\\n]*)*"'''
+    r"""|'(?!'')[^'\\\n]*(?:\\[\s\S][^'\\\n]*)*'"""
+    r"|#[^\n]*"
 )
 
 
@@ -151,7 +166,7 @@ def _slice(lines: list[str], first: int, last: int, header: int) -> Slice:
     # quote could end a string: it stays.
     while end > header and _is_comment_or_blank(lines[end - 1]):
         end -= 1
-    return Slice(first, last, kind, match.group(3), end)
+    return Slice(first, last, kind, match.group(3), end, header)
 
 
 def _is_comment_or_blank(line: str) -> bool:
@@ -184,9 +199,17 @@ def parse(
 
     pieces = split(lines)
     left_out = {piece.first for piece in pieces if may_leave_out(piece)}
-    if not left_out:
+    classes = {}
+    for piece in pieces:
+        if piece.kind == "class" and piece.first not in left_out:
+            members = _members(lines, piece)
+            if members is not None:
+                out = {member.first for member in members.pieces if may_leave_out(member)}
+                if out:
+                    classes[piece.first] = Members(members.indent, members.pieces, out)
+    if not left_out and not classes:
         return _whole(text, path), []
-    sliced_tree = _sliced(text, path, lines, pieces, left_out)
+    sliced_tree = _sliced(text, path, lines, Members("", pieces, left_out), classes)
     if sliced_tree is None:
         return _whole(text, path), []
     return sliced_tree
@@ -262,17 +285,68 @@ def _value(piece: re.Match[str]) -> str:
 STRING_RUN = re.compile(rf"(?:(?:{STRING_PIECE.pattern})\s*)+")
 
 
+@dataclass(frozen=True)
+class Members:
+    """The statements of a module, or of a class body (lines indented by ``indent``), and the
+    first lines of those left out."""
+
+    indent: str
+    pieces: list[Slice]
+    left_out: set[int] = frozenset()  # type: ignore[assignment]
+
+
+def _members(lines: list[str], piece: Slice) -> Members | None:
+    """The statements of a class's body, cut as ``split`` cuts a module; None where the body
+    does not start on the line after a one-line ``class ...:`` header."""
+    header = lines[piece.header - 1]
+    if "#" in header or _balance(header) or not header.rstrip().endswith(":"):
+        return None
+    body = lines[piece.header : piece.last]
+    indent = ""
+    for line in body:
+        code = line.lstrip(" \t")
+        if code and not code.startswith(("#", "\f")):
+            indent = line[: len(line) - len(code)]
+            break
+    if not indent:
+        return None
+    dedented = [
+        line[len(indent) :] if line.startswith(indent) else (" " + line if line.strip() else "")
+        for line in body
+    ]
+    shift = piece.header
+    return Members(
+        indent,
+        [
+            Slice(
+                inner.first + shift,
+                inner.last + shift,
+                inner.kind,
+                inner.name,
+                inner.end + shift if inner.kind else 0,
+                inner.header + shift if inner.kind else 0,
+            )
+            for inner in split(dedented)
+        ],
+    )
+
+
 def _sliced(
-    text: str, path: str, lines: list[str], pieces: list[Slice], left_out: set[int]
+    text: str, path: str, lines: list[str], module: Members, classes: dict[int, Members]
 ) -> tuple[ast.Module, list[ast.stmt]] | None:
     """The module parsed in slices and its stand-ins, or None where that is not sure to give
     the same tree."""
     parts = []
-    for piece in pieces:
-        if piece.first in left_out:
-            if not _parses(_text(lines, piece)):
+    for piece in module.pieces:
+        if piece.first in module.left_out:
+            if not _complete(_text(lines, piece)):
                 return None
             parts.append("\n" * (piece.last - piece.first))
+        elif piece.first in classes:
+            masked = _masked_class(lines, piece, classes[piece.first])
+            if masked is None:
+                return None
+            parts.append(masked)
         else:
             parts.append(_text(lines, piece))
     try:
@@ -280,7 +354,7 @@ def _sliced(
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return None  # the whole parse says what is wrong
     stubs: list[ast.stmt] = []
-    body = _with_stubs(parsed.body, lines, pieces, left_out, stubs)
+    body = _with_stubs(parsed.body, lines, module, stubs, classes)
     if body is None:
         return None
     parsed.body = body
@@ -288,36 +362,74 @@ def _sliced(
     return parsed, stubs
 
 
-def _parses(text: str) -> bool:
-    """The compiler's front end accepts the slice (its own check, without building a tree).
+def _masked_class(lines: list[str], piece: Slice, members: Members) -> str | None:
+    """The class's text with each member left out replaced by ``pass`` on its first line (the
+    body must keep a statement) and blank lines; None if a member left out does not parse."""
+    out = lines[piece.first - 1 : piece.last]
+    for member in members.pieces:
+        if member.first in members.left_out:
+            if not _complete(_text(lines, member)):
+                return None
+            out[member.first - piece.first] = members.indent + "pass"
+            for number in range(member.first + 1, member.last + 1):
+                out[number - piece.first] = ""
+    return "\n".join(out)
 
-    It is called one frame deeper than ``ast.parse`` would be, so that its limit on nesting is
-    never looser than the tree builder's (``tests/test_python_slices.py``)."""
-    try:
-        _front_end(text)
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
+
+def _complete(text: str) -> bool:
+    """``text``, read from a statement boundary, ends at one: every string literal and bracket
+    in it closes, and its last line of code does not end with a backslash. The text is read as
+    the tokenizer reads it, in one pass of a regular expression: strings (any prefix, one or
+    three quotes of either kind) and comments are blanked out, then brackets are counted. What
+    the expression does not read as the tokenizer would is refused: a quote left over (a string
+    that does not close on its line or at all), and an f-string or t-string with the quote that
+    opened it inside a replacement field (PEP 701), whose end the expression would misplace.
+
+    A syntax error is not looked for: a definition left out with one is not reported
+    (``tests/test_python_slices.py``)."""
+    code = STRING_OR_COMMENT.sub("_", text)
+    if '"' in code or "'" in code or code.rstrip().endswith("\\"):
         return False
-    return True
+    if code.count("(") != code.count(")") or code.count("[") != code.count("]"):
+        return False
+    if code.count("{") != code.count("}"):
+        return False
+    if "{" not in text:
+        return True  # no replacement field
+    folded = text.lower()
+    return not any(expression.search(folded) for expression in NESTED_QUOTE)
 
 
-def _front_end(text: str) -> None:
-    symtable.symtable(text, "<slice>", "exec")
+#: An f-string or t-string (any prefix, in lower case) whose replacement field holds the quote
+#: that opened it: Python 3.12's tokenizer reads it as one string (PEP 701), the expression
+#: above as two. Matched loosely, from such a prefix to a ``{`` and the same quote before a
+#: ``}`` on the line: what they find by mistake only makes the file parse whole. Each starts
+#: with a letter, which the engine finds fast.
+NESTED_QUOTE = [
+    re.compile(rf"""{prefix}(["'])[^\n]*?\{{[^}}\n]*?\1""")
+    for prefix in ("f", r"t(?<![^\Wr]t)", "r(?<=[ft]r)")
+]
 
 
 def _with_stubs(
     parsed: list[ast.stmt],
     lines: list[str],
-    pieces: list[Slice],
-    left_out: set[int],
+    members: Members,
     stubs: list[ast.stmt],
+    classes: dict[int, Members] | None = None,
 ) -> list[ast.stmt] | None:
-    """The parsed statements with a stand-in for each definition left out, in line order; None
-    when a statement does not lie within its slice, or reads the statements around it."""
+    """The parsed statements of a module or class body with a stand-in for each definition
+    left out, in line order (in a class body, in place of its ``pass``); None when a statement
+    does not lie within its slice, or reads the statements around it."""
     body: list[ast.stmt] = []
     position = 0
-    for piece in pieces:
-        if piece.first in left_out:
-            stub = _stub(lines, piece)
+    for piece in members.pieces:
+        if piece.first in members.left_out:
+            if members.indent:
+                if position == len(parsed) or not _is_pass_at(parsed[position], piece.first):
+                    return None
+                position += 1
+            stub = _stub(lines, piece, members.indent)
             stubs.append(stub)
             body.append(stub)
             continue
@@ -331,10 +443,21 @@ def _with_stubs(
             inside.append(statement)
             position += 1
         starts_here = bool(inside) and _first_line(inside[0]) == piece.first
-        if not starts_here and (inside or piece is not pieces[0]):
+        if not starts_here and (inside or piece is not members.pieces[0]):
             return None  # a cut that is not where a statement starts
+        if classes and piece.first in classes:
+            if len(inside) != 1 or not isinstance(inside[0], ast.ClassDef):
+                return None
+            inner = _with_stubs(inside[0].body, lines, classes[piece.first], stubs)
+            if inner is None:
+                return None
+            inside[0].body = inner
         body += inside
     return body if position == len(parsed) else None
+
+
+def _is_pass_at(statement: ast.stmt, line: int) -> bool:
+    return isinstance(statement, ast.Pass) and statement.lineno == statement.end_lineno == line
 
 
 def _first_line(statement: ast.stmt) -> int:
@@ -376,7 +499,7 @@ EMPTY_ARGUMENTS = dict(
 )
 
 
-def _stub(lines: list[str], piece: Slice) -> ast.stmt:
+def _stub(lines: list[str], piece: Slice, indent: str) -> ast.stmt:
     """A definition of the slice's kind and name, with nothing in it, on the slice's lines."""
     if piece.kind == "class":
         node: ast.stmt = ast.ClassDef(
@@ -392,9 +515,9 @@ def _stub(lines: list[str], piece: Slice) -> ast.stmt:
             returns=None,
             type_comment=None,
         )
-    node.lineno, node.col_offset = piece.first, 0
-    node.end_lineno, node.end_col_offset = piece.end, 0
-    node.portlint_stub = (lines, piece)
+    node.lineno, node.col_offset = piece.first, len(indent)
+    node.end_lineno, node.end_col_offset = piece.end, len(indent)
+    node.portlint_stub = (lines, piece, indent)
     return node
 
 
@@ -407,12 +530,15 @@ def fill(stub: ast.stmt) -> bool:
     """Parse the definition ``stub`` stands in for, and make ``stub`` that definition (same
     object, every field of the parsed one), for a walk that reaches it after all. False if the
     slice does not parse as that one definition."""
-    lines, piece = stub.portlint_stub
-    padded = "\n" * (piece.first - 1) + _text(lines, piece)  # the lines stay where they are
+    lines, piece, indent = stub.portlint_stub
+    # blank lines keep the line numbers; a member of a class is parsed in a class
+    wrapper = "\n" * (piece.first - 2) + "class _:\n" if indent else "\n" * (piece.first - 1)
     try:
-        parsed = ast.parse(padded).body
+        parsed = ast.parse(wrapper + _text(lines, piece)).body
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return False
+    if indent:
+        parsed = parsed[0].body
     if len(parsed) != 1 or type(parsed[0]) is not type(stub):
         return False
     if parsed[0].name != stub.name:
