@@ -49,7 +49,7 @@ import ast
 import bisect
 import itertools
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Set
 from dataclasses import dataclass
 
 from portlint.python.backends import vendor_of
@@ -292,7 +292,7 @@ class Members:
 
     indent: str
     pieces: list[Slice]
-    left_out: set[int] = frozenset()  # type: ignore[assignment]
+    left_out: Set[int] = frozenset()
 
 
 def _members(lines: list[str], piece: Slice) -> Members | None:
