@@ -141,16 +141,23 @@ def _imported_packages(node: ast.Import | ast.ImportFrom) -> set[str]:
 
 def is_script(tree: ast.Module, path: str, text: str) -> bool:
     """A program run directly (``__main__`` block, shebang, ``__main__.py``, or work done at
-    the top level: calls, loops, ``with`` blocks), not a library of definitions."""
+    the top level: calls, loops, ``with`` blocks), not a library of definitions.
+
+    A module of a package (one that imports relatively) is a library unless it has a
+    ``__main__`` block: its top-level calls (``deprecate(...)``, ``logger.warning(...)``) run
+    when another module imports it. So is a script that imports torch only under a condition
+    (``if is_torch_available(): import torch``): a device defined at its top level would need
+    torch where the script runs without it."""
     name = Path(path).name
     if name == "__main__.py":
         return True
-    if name == "__init__.py":
+    if name == "__init__.py" or _torch_is_optional(tree):
         return False
-    in_a_package = any(
-        isinstance(statement, ast.ImportFrom) and statement.level for statement in tree.body
-    )
-    if text.startswith("#!") and not in_a_package:
+    if any(_is_main_block(statement) for statement in tree.body):
+        return True
+    if any(isinstance(s, ast.ImportFrom) and s.level for s in tree.body):
+        return False  # in a package
+    if text.startswith("#!"):
         return True
     for position, statement in enumerate(tree.body):
         if isinstance(statement, ast.For | ast.While | ast.With | ast.AsyncWith):
@@ -159,11 +166,28 @@ def is_script(tree: ast.Module, path: str, text: str) -> bool:
             position == 0 and isinstance(statement.value, ast.Constant)
         ):
             return True
-        if isinstance(statement, ast.If) and isinstance(statement.test, ast.Compare):
-            names = [statement.test.left, *statement.test.comparators]
-            if any(isinstance(n, ast.Name) and n.id == "__name__" for n in names):
-                return True
     return False
+
+
+def _is_main_block(statement: ast.stmt) -> bool:
+    """``if __name__ == "__main__":``"""
+    if not (isinstance(statement, ast.If) and isinstance(statement.test, ast.Compare)):
+        return False
+    names = [statement.test.left, *statement.test.comparators]
+    return any(isinstance(n, ast.Name) and n.id == "__name__" for n in names)
+
+
+def _torch_is_optional(tree: ast.Module) -> bool:
+    """torch is imported only inside a top-level ``if`` or ``try`` block."""
+    plain, guarded = False, False
+    for statement in tree.body:
+        for node in _import_statements(statement):
+            if "torch" in _imported_packages(node):
+                if node is statement:
+                    plain = True
+                else:
+                    guarded = True
+    return guarded and not plain
 
 
 def layout_of(tree: ast.Module, is_device_selection, script: bool) -> ModuleLayout:
