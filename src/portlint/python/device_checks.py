@@ -8,6 +8,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 
 from portlint.model import PORTABLE, Advice, Edit, Fix, Severity, Span, Status
+from portlint.python.backends import vendor_words
 from portlint.python.context import Context
 from portlint.python.fixes import FixBase, _contains
 from portlint.python.torch_api import torch_cuda_api
@@ -312,9 +313,17 @@ def check_device_type_comparison(node: ast.Compare, ctx: Context) -> None:
         if "cpu" in targets and _feeds_only_transfer_hints(node, ctx):
             targets["cpu"] = PORTABLE
         rng_only = _feeds_only_rng_fork(node, ctx)
+        # ``device_type in ["cuda", "rocm"]``: a list that names other vendors means them; the
+        # machine's own type written into it would change which of them match
+        words = vendor_words(ctx.catalog)
+        names_vendors = any(
+            words.get(str(value).lower()) not in (None, "cuda", "cpu") for value in listed
+        )
         for element in elements:
             if isinstance(element, ast.Constant) and element.value == "cuda":
-                fix = ctx.fixes.device_type_comparison(node, element) if ctx.fixes else None
+                fix = None
+                if ctx.fixes and not names_vendors:
+                    fix = ctx.fixes.device_type_comparison(node, element)
                 message = 'Device type compared with `"cuda"`'
                 if rng_only:
                     message += " to pick the devices `fork_rng` forks"
