@@ -300,9 +300,7 @@ class TorchCudaFixes(FixBase):
         edits = self._cpu_guard(node, call, entry, generic)
         if edits is None:
             return None
-        # a word of its own: ``device`` names the variable, not ``set_device_index``
-        name = re.compile(rf"(?<![\w.]){re.escape(self.device.removesuffix('()'))}\b")
-        uses_device = any(name.search(edit.content) for edit in edits)
+        uses_device = any(self.device_word.search(edit.content) for edit in edits)
         return self._fix(edits, f"use {generic}", unsafe=entry.unsafe, shared=uses_device)
 
     def _cpu_condition(self) -> str:

@@ -255,6 +255,11 @@ class FixBase:
         return self._free_device_name()
 
     @functools.cached_property
+    def device_word(self) -> re.Pattern[str]:
+        """The device's name as a word of its own: ``device``, not ``set_device_index``."""
+        return re.compile(rf"(?<![\w.]){re.escape(self.device.removesuffix('()'))}\b")
+
+    @functools.cached_property
     def defines_device(self) -> bool:
         return self.layout.device_name is None and self.layout.is_script
 
