@@ -1052,9 +1052,6 @@ CUDA_TEXT = re.compile(r"(?i:cuda|nccl|nvidia)")
 FAILURES = frozenset(
     {"Exception", "BaseException", "RuntimeError", "AssertionError", "AttributeError"}
 )
-LOG_CALLS = frozenset(
-    {"print", "debug", "info", "warning", "warn", "log", "write", "rank_zero_info"}
-)
 
 
 def _handles_failures(handler: ast.ExceptHandler) -> bool:
