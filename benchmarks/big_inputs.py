@@ -1,11 +1,14 @@
 """Time and peak memory of one run on one large generated file, against the file's size.
 
-    python benchmarks/big_inputs.py [--mb 1 2 4] [--format concise] [--per-finding]
+    python benchmarks/big_inputs.py [--mb 1 2 4] [--kinds python cuda] [--format concise]
+                                    [--per-finding]
 
 For each size: a Python file of ``torch.cuda.synchronize()`` lines (one finding per 25 bytes) and a
-``.cu`` file of ``cudaMalloc`` calls, each linted in a fresh process; prints the findings, seconds
-and the process's peak resident memory, also as a multiple of the file size. A file above
-``max-file-size`` (default 10MB) is not read at all: one "file too large" finding.
+``.cu`` file of ``cudaMalloc`` calls, each linted in a fresh process (with ``--max-file-size
+1GB``: by default a file above 10MB is not read at all, it gets one "file too large" finding);
+prints the findings, seconds and the process's peak resident memory, also as a multiple of the file
+size, and what the run takes beyond a run on a one-line file of the same kind (the interpreter,
+portlint's modules and its tables), as a multiple of the file size.
 
 ``--per-finding`` measures in this process, with tracemalloc, what one finding costs once the file
 is analysed (the memory its result keeps, per finding) and the analysis's peak (the syntax tree
@@ -51,6 +54,8 @@ def measure(path: Path, fmt: str) -> tuple[int, float, int]:
         "portlint",
         "--isolated",
         "--no-cache",
+        "--max-file-size",
+        "1GB",
         "--output-format",
         fmt,
         str(path),
@@ -97,23 +102,33 @@ def per_finding(sites: int = 10_000) -> None:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--mb", type=float, nargs="+", default=[1.0, 2.0, 4.0])
+    parser.add_argument("--kinds", nargs="+", default=["python", "cuda"])
     parser.add_argument("--format", default="concise")
     parser.add_argument("--per-finding", action="store_true", help="tracemalloc, in-process")
     args = parser.parse_args()
     if args.per_finding:
         per_finding()
         return 0
-    print("| file | size MB | output lines | seconds | peak RSS MB | RSS / size |")
-    print("|---|---:|---:|---:|---:|---:|")
+    print(
+        "| file | size MB | output lines | seconds | peak RSS MB | RSS / size "
+        "| RSS beyond a one-line file, MB | beyond / size |"
+    )
+    print("|---|---:|---:|---:|---:|---:|---:|---:|")
     with tempfile.TemporaryDirectory() as folder:
+        baseline = {}
+        for kind in args.kinds:
+            path = generate(Path(folder), kind, 0.0)
+            baseline[kind] = min(measure(path, args.format)[2] for _ in range(3))
         for megabytes in args.mb:
-            for kind in ("python", "cuda"):
+            for kind in args.kinds:
                 path = generate(Path(folder), kind, megabytes)
                 size = path.stat().st_size
                 lines, seconds, peak = measure(path, args.format)
+                beyond = peak - baseline[kind]
                 print(
                     f"| {path.name} | {size / 1e6:.1f} | {lines:,} | {seconds:.1f} | "
-                    f"{peak / 1e6:.0f} | {peak / size:.0f} |"
+                    f"{peak / 1e6:.0f} | {peak / size:.1f} | {beyond / 1e6:.0f} | "
+                    f"{beyond / size:.1f} |"
                 )
                 path.unlink()
     return 0

@@ -71,6 +71,11 @@ class Analyser:
     #: analyser applies its fixes itself, in one pass (Python: libcst transforms), instead of
     #: text edits in rounds.
     apply_fixes: str | None = None
+    #: ``in_parts(source, settings, catalog) -> FindingParts | None``: check mode's selected
+    #: findings of a file longer than ``part_threshold`` characters, analysed a part at a time so
+    #: that memory follows the part (None: analyse it whole after all).
+    in_parts: str | None = None
+    part_threshold: int = 0
 
     def load(self, attribute: str) -> Callable:
         """A function of the analyser's module, or ``module:function`` elsewhere."""
@@ -85,6 +90,8 @@ ANALYSERS: dict[str, Analyser] = {
         "portlint.python.prefilter:is_candidate",
         "analyse_python",
         apply_fixes="portlint.python.transform:fix_python",
+        in_parts="portlint.python.parts:lint_in_parts",
+        part_threshold=1_000_000,
     ),
     # Build and deployment files (portlint.deploy); one prefilter for all of them.
     "python-setup": Analyser(
@@ -290,6 +297,11 @@ def lint_source(
     source: SourceFile, language: str, settings: Settings, fixing: FixPolicy | None = None
 ) -> FileResult:
     catalog = load_catalog()
+    analyser = ANALYSERS[language]
+    if fixing is None and analyser.in_parts and len(source.text) > analyser.part_threshold:
+        parts = analyser.load(analyser.in_parts)(source, settings, catalog)
+        if parts is not None:
+            return FileResult(source.path, parts)
     findings = select_findings(
         analyse_source(source, language, catalog, settings), source, settings
     )
@@ -400,6 +412,7 @@ def run_job(job: Job) -> Outcome:
             if stamp[2] == job.known_hash:
                 return None, stamp
         source = decode_source(path, raw, job.language, digest=job.fixing is not None)
+        del raw  # the text is what is analysed: a large file is not held twice
     except NotRegularFile as error:
         return FileResult(job.path, (), error=str(error)), None
     except UnreadableFile as error:
@@ -412,7 +425,10 @@ def run_job(job: Job) -> Outcome:
         # No rule can fire, so every portlint suppression in the file is unused; finding them
         # needs the text only, no parser.
         result = FileResult(source.path, select_findings((), source, job.settings))
+    # A file analysed in parts is not cached: its findings may be many more than a cache entry
+    # should hold, and they are compressed here (``sink.FindingParts``).
     cacheable = result.fixed_text is None and result.error is None
+    cacheable = cacheable and isinstance(result.findings, tuple)
     return result, stamp if cacheable else None
 
 

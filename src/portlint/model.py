@@ -9,7 +9,7 @@ units, rdjson UTF-8 bytes).
 from __future__ import annotations
 
 import sys
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from enum import Enum
 
@@ -137,6 +137,15 @@ class Finding:
         set_field(self, "message", _shared_text(self.message))
         set_field(self, "symbol", _shared_text(self.symbol))
 
+    def moved(self, place: Callable[[Span], Span]) -> Finding:
+        """This finding with its span and its fix's edits where ``place`` puts them (a file
+        analysed in parts: ``python.parts``)."""
+        fix = self.fix
+        if fix is not None:
+            edits = tuple(Edit(place(edit.span), edit.content) for edit in fix.edits)
+            fix = Fix(fix.applicability, edits, fix.description, fix.target)
+        return replace(self, span=place(self.span), fix=fix)
+
     def for_targets(self, wanted: tuple[str, ...]) -> Finding | None:
         """This finding narrowed to ``wanted`` targets, or None when it is portable on all of them.
 
@@ -147,6 +156,8 @@ class Finding:
         kept = {t: a for t, a in self.targets.items() if t in wanted and not a.portable}
         if not kept:
             return None
+        if len(kept) == len(self.targets):
+            return self  # nothing narrowed (most findings): no copy
         return replace(self, targets=kept)
 
 
@@ -171,7 +182,8 @@ class SourceFile:
 @dataclass(frozen=True)
 class FileResult:
     path: str
-    findings: tuple[Finding, ...] = ()
+    #: A tuple; for a file analysed in parts, ``sink.FindingParts`` (read in order, compressed).
+    findings: Sequence[Finding] = ()
     #: One-line problem that stopped the file from being linted (binary, undecodable, unreadable).
     error: str | None = None
     #: The file's text after fixes, when fixing was asked for and something changed.

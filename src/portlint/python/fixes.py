@@ -153,7 +153,7 @@ def is_script(tree: ast.Module, path: str, text: str) -> bool:
         return True
     if name == "__init__.py" or _torch_is_optional(tree):
         return False
-    if any(_is_main_block(statement) for statement in tree.body):
+    if any(is_main_block(statement) for statement in tree.body):
         return True
     if any(isinstance(s, ast.ImportFrom) and s.level for s in tree.body):
         return False  # in a package
@@ -169,7 +169,7 @@ def is_script(tree: ast.Module, path: str, text: str) -> bool:
     return False
 
 
-def _is_main_block(statement: ast.stmt) -> bool:
+def is_main_block(statement: ast.stmt) -> bool:
     """``if __name__ == "__main__":``"""
     if not (isinstance(statement, ast.If) and isinstance(statement.test, ast.Compare)):
         return False

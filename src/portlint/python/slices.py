@@ -434,7 +434,7 @@ def _with_stubs(
             body.append(stub)
             continue
         inside = []
-        while position < len(parsed) and _first_line(parsed[position]) <= piece.last:
+        while position < len(parsed) and first_line(parsed[position]) <= piece.last:
             statement = parsed[position]
             if (statement.end_lineno or statement.lineno) > piece.last:
                 return None
@@ -442,7 +442,7 @@ def _with_stubs(
                 return None
             inside.append(statement)
             position += 1
-        starts_here = bool(inside) and _first_line(inside[0]) == piece.first
+        starts_here = bool(inside) and first_line(inside[0]) == piece.first
         if not starts_here and (inside or piece is not members.pieces[0]):
             return None  # a cut that is not where a statement starts
         if classes and piece.first in classes:
@@ -460,7 +460,7 @@ def _is_pass_at(statement: ast.stmt, line: int) -> bool:
     return isinstance(statement, ast.Pass) and statement.lineno == statement.end_lineno == line
 
 
-def _first_line(statement: ast.stmt) -> int:
+def first_line(statement: ast.stmt) -> int:
     decorators = getattr(statement, "decorator_list", None)
     if decorators:
         return min(statement.lineno, *(d.lineno for d in decorators))

@@ -91,6 +91,9 @@ class LazyParents:
         self.tree = tree
         self.maps: dict[int, dict[int, ast.AST]] = {}
         self.added: dict[int, ast.AST] = {}
+        #: id(node on the stack) -> ids of its direct children, built on first need: a module
+        #: of many statements with a fix at each is not scanned once per fix.
+        self.children: dict[int, frozenset[int]] = {}
 
     def get(self, key: int, default: ast.AST | None = None) -> ast.AST | None:
         found = self.added.get(key)
@@ -119,7 +122,11 @@ class LazyParents:
         """The node further up the walk's stack that holds ``node`` as a direct child."""
         above = self.stack[: next(i for i, n in enumerate(self.stack) if n is node)]
         for candidate in reversed(above):
-            if any(child is node for child in child_nodes(candidate)):
+            children = self.children.get(id(candidate))
+            if children is None:
+                children = frozenset(map(id, child_nodes(candidate)))
+                self.children[id(candidate)] = children
+            if id(node) in children:
                 return candidate
         return None
 

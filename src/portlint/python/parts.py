@@ -1,0 +1,358 @@
+"""Analysing a large Python file one part at a time, so that memory follows the part, not the file.
+
+Parsed whole, a file costs about 80 bytes of syntax tree per byte of text, and the walk's state
+and the findings as much again: a generated file of a few MB with a finding on every line takes
+hundreds of MB. In check mode, a file of more than a million characters (``part_threshold`` in
+``engine.ANALYSERS``) is instead cut
+between top-level statements into parts of about ``part_size`` characters, and each part is
+analysed as a module of its own, together with the module-level statements from elsewhere in the
+file that the analysis reads across statements (its *context*):
+
+- imports (they bind the names every line resolves through);
+- assignments, and ``if``/``try``/``with``/``for``/``while``/``match`` blocks, whose lines hold
+  a candidate word, and assignments whose lines name another vendor (device values and vendor
+  flags that later lines use);
+- definitions whose lines hold a candidate word, classes named for a vendor, and definitions
+  a decorator may register for a device type (backend detection reads them), in full;
+- every other definition as one line, ``def name(): pass`` (a module fact: its name).
+
+Bare expression statements elsewhere in the file (a module-level call) are left out: they bind
+nothing, and they are the bulk of such generated files. Each part's findings are selected,
+suppressed and sorted as a file's are, moved back to the file's lines, and kept compressed until
+the file is done (``sink.FindingParts``). So the memory of a run is the file's text, its
+findings compressed (a few bytes each), and one part's analysis.
+
+The file is analysed whole (the same findings as any file gets) when parts cannot be sure to
+hold what the whole parse would:
+
+- a part does not parse on its own (a syntax error, or a cut that was not between statements):
+  the whole parse reports it;
+- the context is larger than ``CONTEXT_PARTS`` parts (a file whose module level is mostly
+  assignments and blocks about CUDA): each part would carry most of the file;
+- the text has a line break other than ``\\n`` and ``\\r\\n``, or a future import that changes
+  the grammar.
+
+What a part cannot see: a name assigned at module level from a line without a candidate word,
+and used in another part (``y = dev``, where ``dev = "cuda"``); a module-level ``if`` that ends
+with an early exit and guards the statements after it in another part. Both are rare in files
+this size; ``benchmarks/part_equivalence.py`` compares the two analyses on real files and
+fixtures cut into tiny parts.
+"""
+
+from __future__ import annotations
+
+import ast
+import bisect
+from collections.abc import Iterator
+from dataclasses import dataclass, replace
+
+from portlint.catalog import Catalog, load_catalog
+from portlint.config import Settings
+from portlint.model import Finding, SourceFile, Span
+from portlint.python import slices
+from portlint.python.backends import vendor_of, vendor_words
+from portlint.python.fixes import is_main_block
+from portlint.python.relevance import CANDIDATE_SEARCHES, VENDOR_TEXT
+from portlint.sink import FindingParts
+from portlint.suppress import file_is_suppressed
+
+#: A file is cut into about this many parts, each at least ``SMALLEST_PART`` characters.
+PARTS_PER_FILE = 512
+SMALLEST_PART = 4096
+#: The context of a part may be at most this many parts long; beyond, the file is analysed whole.
+CONTEXT_PARTS = 2
+#: Places in doubt tried one after the other before the search for a cut leaps ahead.
+DOUBTS_BEFORE_LEAPS = 8
+#: Statements of the context when their lines hold a candidate word (or, for assignments, name
+#: another vendor).
+BLOCKS = (ast.If, ast.Try, ast.TryStar, ast.With, ast.For, ast.While, ast.Match)
+ASSIGNMENTS = (ast.Assign, ast.AnnAssign, ast.AugAssign)
+DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+
+
+def part_size(length: int) -> int:
+    return max(SMALLEST_PART, length // PARTS_PER_FILE)
+
+
+@dataclass(frozen=True)
+class Part:
+    """Lines ``first``.. of the file: its text (whole lines, ending with a line break)."""
+
+    first: int
+    text: str
+
+    @property
+    def count(self) -> int:
+        return self.text.count("\n")
+
+
+@dataclass(frozen=True)
+class Segment:
+    """Lines of the file copied into the module a part is analysed as: ``count`` lines that
+    start at line ``first`` of the file and at line ``at`` of the module."""
+
+    at: int
+    first: int
+    count: int
+
+
+def lint_in_parts(source: SourceFile, settings: Settings, catalog: Catalog) -> FindingParts | None:
+    """The file's selected findings, part by part (as ``engine.select_findings`` gives them for
+    the whole file), or None where the file must be analysed whole."""
+    text = source.text
+    if file_is_suppressed(text):
+        return FindingParts()  # as for a whole file: nothing reported
+    if "\r" in text.replace("\r\n", "") or "barry_as_FLUFL" in text:
+        return None
+    parts = _parsed_parts(text, part_size(len(text)), source.path)
+    if parts is None:
+        return None
+    pieces, context = parts
+    limit = CONTEXT_PARTS * part_size(len(text))
+    if sum(len(piece.text) for piece in context) > limit:
+        return None
+    found = FindingParts()
+    for part in pieces:
+        findings = _part_findings(source, part, context, settings, catalog)
+        if findings is None:
+            return None
+        found.add(findings)
+    return found
+
+
+def _parsed_parts(text: str, size: int, path: str) -> tuple[list[Part], list[Part]] | None:
+    """The file's parts, and its context statements (each a ``Part`` of its own lines); None
+    when a part does not parse."""
+    pieces: list[Part] = []
+    context = Context(vendor_words(load_catalog()), reserved_names(load_catalog()))
+    if text.startswith("#!"):
+        context.add(1, text[: text.find("\n") + 1])  # a script (``fixes.is_script``)
+    pending = ""
+    line = 1
+    for chunk in _chunks(text, size):
+        chunk = pending + chunk
+        try:
+            tree = ast.parse(chunk, filename=path)
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            pending = chunk  # a cut in the wrong place? try it with the next chunk
+            continue
+        pending = ""
+        part = Part(line, chunk if chunk.endswith("\n") else chunk + "\n")
+        lines = part.text.split("\n")
+        for statement in tree.body:
+            context.statement(statement, line - 1, lines)
+        pieces.append(part)
+        line += part.count
+        del tree
+    if pending:
+        return None
+    return pieces, sorted(context.parts, key=lambda piece: piece.first)
+
+
+class Context:
+    """The context statements of a file, gathered from its parts in file order."""
+
+    def __init__(self, words: dict[str, str], reserved: frozenset[str]) -> None:
+        self.words = words
+        self.reserved = reserved
+        self.parts: list[Part] = []
+        #: The leading docstring and imports, where the fixes insert a module-level device
+        #: (``fixes.insertion_point``), have ended; a statement that makes the file a script
+        #: (``fixes.is_script``) has been seen; a statement has been seen at all.
+        self.leading_ended = self.script_seen = self.started = False
+
+    def add(self, first: int, text: str) -> None:
+        self.parts.append(Part(first, text))
+
+    def statement(self, statement: ast.stmt, offset: int, lines: list[str]) -> None:
+        """Add what ``statement`` (a top-level statement of a part, whose lines are ``lines``,
+        ``offset`` lines into the file) gives the context of other parts."""
+        first, last = slices.first_line(statement) + offset, (statement.end_lineno or 0) + offset
+        kept = self._text(statement, lines)
+        if kept is not None:
+            self.add(first, kept)
+        leading = isinstance(statement, ast.Import | ast.ImportFrom) or _imports_in(statement)
+        if not self.started and _is_docstring(statement):
+            self.add(last, '""\n')  # the end of the leading docstring
+        elif not self.leading_ended and not leading:
+            self.leading_ended = True
+            if kept is None:
+                self.add(first, _stand_in(statement))
+        elif not self.script_seen and kept is None and _makes_script(statement):
+            self.add(first, _stand_in(statement))
+        self.script_seen = self.script_seen or (
+            _makes_script(statement) and not (not self.started and _is_docstring(statement))
+        )
+        self.started = True
+
+    def _text(self, statement: ast.stmt, lines: list[str]) -> str | None:
+        """The text ``statement`` adds to the context, or None."""
+        if isinstance(statement, ast.Import | ast.ImportFrom):
+            return _lines(statement, lines)
+        whole = _lines(statement, lines)
+        if isinstance(statement, ASSIGNMENTS):
+            if _has_candidate(whole) or VENDOR_TEXT.search(whole):
+                return whole
+            names = {n.id for n in ast.walk(statement) if isinstance(n, ast.Name)}
+            return whole if names & self.reserved else None
+        if isinstance(statement, BLOCKS):
+            if _has_candidate(whole) or _imports_in(statement):
+                return whole
+            if is_main_block(statement):
+                return 'if __name__ == "__main__": pass\n'
+            return None
+        if isinstance(statement, DEFINITIONS):
+            if _has_candidate(whole) or vendor_of(statement.name, self.words) is not None:
+                return whole
+            if statement.name in self.reserved:
+                return _stand_in(statement)
+            if isinstance(statement, ast.FunctionDef | ast.AsyncFunctionDef):
+                piece = slices.Slice(1, whole.count("\n"), "def", statement.name)
+                if slices._may_register(whole.split("\n"), piece, self.words):
+                    return whole
+            return None
+        # a walrus in a bare expression binds a name
+        if (
+            isinstance(statement, ast.Expr)
+            and ":=" in whole
+            and any(isinstance(node, ast.NamedExpr) for node in ast.walk(statement))
+        ):
+            return whole
+        return None
+
+
+def reserved_names(catalog: Catalog) -> frozenset[str]:
+    """Names the fixes define, and so look for at module level (``rules/fixes.toml``)."""
+    device = catalog.table("fixes")["device"]
+    return frozenset([*device["names"], device["helper_name"]])
+
+
+def _is_docstring(statement: ast.stmt) -> bool:
+    return (
+        isinstance(statement, ast.Expr)
+        and isinstance(statement.value, ast.Constant)
+        and isinstance(statement.value.value, str)
+    )
+
+
+def _imports_in(statement: ast.stmt) -> bool:
+    """A ``try`` or ``if`` block with an import in it (``fixes._import_statements``)."""
+    return isinstance(statement, ast.Try | ast.If) and any(
+        isinstance(node, ast.Import | ast.ImportFrom) for node in ast.walk(statement)
+    )
+
+
+def _makes_script(statement: ast.stmt) -> bool:
+    """Top-level work (``fixes.is_script``): a loop, a ``with`` block, a bare expression."""
+    return isinstance(statement, ast.For | ast.While | ast.With | ast.AsyncWith | ast.Expr)
+
+
+def _stand_in(statement: ast.stmt) -> str:
+    """One line that is the same kind of statement to the fixes: a definition of the same name,
+    a call for top-level work, else an assignment to ``_``."""
+    if isinstance(statement, ast.ClassDef):
+        return f"class {statement.name}: pass\n"
+    if isinstance(statement, ast.FunctionDef | ast.AsyncFunctionDef):
+        kind = "async def" if isinstance(statement, ast.AsyncFunctionDef) else "def"
+        return f"{kind} {statement.name}(): pass\n"
+    if _makes_script(statement):
+        return "_portlint_part()\n"
+    return "_ = ...\n"
+
+
+def _chunks(text: str, size: int) -> Iterator[str]:
+    """``text`` in pieces of about ``size`` characters, cut before a line at column 0 that can
+    start a statement, where every string and bracket before it closes (``slices._complete``)."""
+    start = 0
+    while len(text) - start > size:
+        cut = _next_cut(text, start, start + size)
+        if cut is None:
+            break
+        yield text[start:cut]
+        start = cut
+    yield text[start:]
+
+
+def _next_cut(text: str, start: int, at: int) -> int | None:
+    """The first place at or after ``at`` to cut. The text since ``start`` is checked whole at
+    each place tried: after a few places in doubt (a long string or bracket), the search steps
+    ahead twice as far each time, so that a file of one huge statement is read a few times,
+    not once per line."""
+    doubts = 0
+    while True:
+        newline = text.find("\n", at)
+        while newline >= 0 and not _starts_statement(text, newline + 1):
+            newline = text.find("\n", newline + 1)
+        if newline < 0 or newline + 1 >= len(text):
+            return None
+        cut = newline + 1
+        if slices._complete(text[start:cut]):
+            return cut
+        doubts += 1
+        at = cut if doubts < DOUBTS_BEFORE_LEAPS else cut + (cut - start)
+
+
+def _starts_statement(text: str, position: int) -> bool:
+    if position >= len(text):
+        return False
+    first = text[position]
+    if first in slices.NOT_A_START or first in "\r\n":
+        return False
+    if first in "ef" and slices.CONTINUATION.match(text, position):
+        return False
+    # a definition right after a decorator line would lose its decorators
+    previous = text.rfind("\n", 0, position - 1) + 1
+    return not text.startswith("@", previous)
+
+
+def _lines(statement: ast.stmt, lines: list[str]) -> str:
+    end = statement.end_lineno or statement.lineno
+    return "\n".join(lines[slices.first_line(statement) - 1 : end]) + "\n"
+
+
+def _has_candidate(text: str) -> bool:
+    return any(search.search(text) for search in CANDIDATE_SEARCHES)
+
+
+def _part_findings(
+    source: SourceFile, part: Part, context: list[Part], settings: Settings, catalog: Catalog
+) -> list[Finding] | None:
+    """The part's selected findings on the file's lines; None when the module built for it does
+    not parse (the file is then analysed whole)."""
+    from portlint.engine import analyse_source, select_findings
+
+    last = part.first + part.count - 1
+    before = [piece for piece in context if piece.first < part.first]
+    after = [piece for piece in context if piece.first > last]
+    segments: list[Segment] = []
+    texts: list[str] = []
+    at = 1
+    for piece in [*before, part, *after]:
+        # A blank line after each context statement: an insertion after it (the fixes' device
+        # definition after the imports) lands on that line, which is the line after the
+        # statement in the file too, not on the first line of what follows it here.
+        filler = "\n" if piece is not part else ""
+        segments.append(Segment(at, piece.first, piece.count + len(filler)))
+        texts.append(piece.text + filler)
+        at += piece.count + len(filler)
+    module = replace(source, text="".join(texts))
+    own = segments[len(before)]
+    findings = select_findings(
+        analyse_source(module, "python", catalog, settings), module, settings
+    )
+    if any(finding.code == "PRT001" for finding in findings):
+        return None
+    starts = [segment.at for segment in segments]
+
+    def moved(line: int) -> int:
+        segment = segments[max(0, bisect.bisect_right(starts, line) - 1)]
+        return segment.first + line - segment.at
+
+    def place(span: Span) -> Span:
+        return Span(moved(span.line), span.column, moved(span.end_line), span.end_column)
+
+    return [
+        finding.moved(place)
+        for finding in findings
+        if own.at <= finding.span.line < own.at + own.count
+    ]

@@ -1,0 +1,131 @@
+"""A large Python file analysed in parts (``portlint.python.parts``) gets the findings the whole
+analysis gives, kept compressed (``sink.FindingParts``) and written by every output format."""
+
+from __future__ import annotations
+
+import json
+import pickle
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from portlint import engine
+from portlint.cli import main
+from portlint.config import Settings
+from portlint.engine import lint_source, read_source
+from portlint.model import SourceFile
+from portlint.python import parts
+from portlint.sink import FindingParts
+
+FIXTURES = Path(__file__).parent.parent / "fixtures" / "python"
+#: Fixtures whose findings need a module-level expression statement of another part, which a
+#: part's context leaves out (``python.parts``): ``parser.add_argument("--device",
+#: default="cuda")`` read in a later statement, and ``args.dist_backend = "nccl"`` used by a
+#: later ``init_process_group`` call. With one statement per part, both are lost.
+ACROSS_PARTS = {"recall.py"}
+
+
+@pytest.fixture
+def tiny_parts(monkeypatch):
+    """Every file in parts, cut at every place a cut can go, whatever its context."""
+    python = engine.ANALYSERS["python"]
+    monkeypatch.setitem(engine.ANALYSERS, "python", replace(python, part_threshold=0))
+    monkeypatch.setattr(parts, "SMALLEST_PART", 1)
+    monkeypatch.setattr(parts, "PARTS_PER_FILE", 1 << 62)
+    monkeypatch.setattr(parts, "CONTEXT_PARTS", 1 << 62)
+
+
+def whole_findings(source: SourceFile) -> list:
+    python = engine.ANALYSERS["python"]
+    engine.ANALYSERS["python"] = replace(python, part_threshold=1 << 62)
+    try:
+        return list(lint_source(source, "python", Settings()).findings)
+    finally:
+        engine.ANALYSERS["python"] = python
+
+
+@pytest.mark.parametrize(
+    "path", sorted(p for p in FIXTURES.rglob("*.py") if p.name not in ACROSS_PARTS), ids=str
+)
+def test_fixtures_in_parts_match_the_whole_analysis(path, tiny_parts):
+    source = read_source(path, "python")
+    whole = whole_findings(source)
+    result = lint_source(source, "python", Settings()).findings
+    assert list(result) == whole
+
+
+def test_a_part_that_does_not_parse_sends_the_file_to_the_whole_analysis(tiny_parts):
+    source = SourceFile("bad.py", "import torch\nx = torch.cuda.current_device()\ndef f(:\n")
+    result = lint_source(source, "python", Settings()).findings
+    assert isinstance(result, tuple)  # not in parts
+    assert [f.code for f in result] == ["PRT001"]
+
+
+def test_a_lone_carriage_return_sends_the_file_to_the_whole_analysis(tiny_parts):
+    source = SourceFile("cr.py", "import torch\rx = torch.cuda.current_device()\r")
+    result = lint_source(source, "python", Settings()).findings
+    assert isinstance(result, tuple)
+    assert [(f.code, f.span.line) for f in result] == [("PRT201", 2)]
+
+
+def test_a_file_suppressed_whole_reports_nothing(tiny_parts):
+    # the comment in the last part silences the first part too
+    text = "import torch\nx = torch.cuda.current_device()\ny = 1\n# portlint: noqa\n"
+    assert list(lint_source(SourceFile("s.py", text), "python", Settings()).findings) == []
+
+
+def test_cuts_go_between_statements_only():
+    text = (
+        "s = '''\ndef fake():\n    pass\n'''\n"  # a definition inside a string
+        "x = [\n1,\n2]\n"  # brackets continued at column 0
+        "@decorator\ndef real():\n    pass\n"  # a decorator stays with its definition
+        "try:\n    pass\nexcept Exception:\n    pass\n"  # a clause continues its statement
+        "y = 1\n"
+    )
+    pieces = list(parts._chunks(text, 1))
+    assert "".join(pieces) == text
+    assert pieces == [
+        "s = '''\ndef fake():\n    pass\n'''\n",
+        "x = [\n1,\n2]\n",
+        "@decorator\ndef real():\n    pass\n",
+        "try:\n    pass\nexcept Exception:\n    pass\n",
+        "y = 1\n",
+    ]
+
+
+def test_a_generated_file_above_the_threshold_is_analysed_in_parts(tmp_path, capsys, monkeypatch):
+    """Through the command line, in the worst case of one finding per line (the threshold made
+    small, so that the file is cut into a dozen parts): the same report as the whole analysis,
+    and nothing cached for it."""
+    python = engine.ANALYSERS["python"]
+    monkeypatch.setitem(engine.ANALYSERS, "python", replace(python, part_threshold=10_000))
+    body = "import torch\n" + "torch.cuda.synchronize()\n" * 2_000  # 50 kB
+    path = tmp_path / "generated.py"
+    path.write_text(body)
+    args = ["--isolated", "--output-format", "json", "--cache-dir", str(tmp_path / "c"), str(path)]
+    assert main(args) == 1
+    in_parts = json.loads(capsys.readouterr().out)
+    assert not list((tmp_path / "c").rglob("*.json"))
+    monkeypatch.setitem(engine.ANALYSERS, "python", python)
+    assert main(args) == 1
+    whole = json.loads(capsys.readouterr().out)
+    assert [item["line"] for item in in_parts] == list(range(2, 2_002))
+    assert in_parts == whole
+    assert len(list((tmp_path / "c").rglob("*.json"))) == 1  # the whole analysis is cached
+
+
+def test_finding_parts_read_in_order_and_travel_between_processes(tiny_parts):
+    source = read_source(FIXTURES / "train.py", "python")
+    findings = whole_findings(source)
+    kept = FindingParts()
+    kept.add(findings[:5])
+    kept.add([])
+    kept.add(findings[5:])
+    assert len(kept) == len(findings)
+    assert list(kept) == findings == list(kept)  # read twice
+    assert kept[0] == findings[0] and kept[-1] == findings[-1] and kept[6] == findings[6]
+    assert list(kept[2:4]) == findings[2:4]
+    with pytest.raises(IndexError):
+        kept[len(findings)]
+    assert list(pickle.loads(pickle.dumps(kept))) == findings
