@@ -7,8 +7,8 @@ For each size: a Python file of ``torch.cuda.synchronize()`` lines (one finding 
 ``.cu`` file of ``cudaMalloc`` calls, each linted in a fresh process (with ``--max-file-size
 1GB``: by default a file above 10MB is not read at all, it gets one "file too large" finding);
 prints the findings, seconds and the process's peak resident memory, also as a multiple of the file
-size, and what the run takes beyond a run on a one-line file of the same kind (the interpreter,
-portlint's modules and its tables), as a multiple of the file size.
+size, and what the run takes beyond a run on a file of the same kind with one finding (the
+interpreter, portlint's modules and its tables), as a multiple of the file size.
 
 ``--per-finding`` measures in this process, with tracemalloc, what one finding costs once the file
 is analysed (the memory its result keeps, per finding) and the analysis's peak (the syntax tree
@@ -31,11 +31,11 @@ CUDA_LINE = "  cudaMalloc(&p, 4);\n"
 def generate(folder: Path, kind: str, megabytes: float) -> Path:
     if kind == "python":
         path = folder / f"big{megabytes}.py"
-        lines = int(megabytes * 1e6 / len(PYTHON_LINE))
+        lines = max(1, int(megabytes * 1e6 / len(PYTHON_LINE)))
         path.write_text("import torch\n" + PYTHON_LINE * lines)
     else:
         path = folder / f"big{megabytes}.cu"
-        lines = int(megabytes * 1e6 / len(CUDA_LINE))
+        lines = max(1, int(megabytes * 1e6 / len(CUDA_LINE)))
         path.write_text("void f() {\n  void *p;\n" + CUDA_LINE * lines + "}\n")
     return path
 
@@ -111,7 +111,7 @@ def main() -> int:
         return 0
     print(
         "| file | size MB | output lines | seconds | peak RSS MB | RSS / size "
-        "| RSS beyond a one-line file, MB | beyond / size |"
+        "| RSS beyond a run with one finding, MB | beyond / size |"
     )
     print("|---|---:|---:|---:|---:|---:|---:|---:|")
     with tempfile.TemporaryDirectory() as folder:

@@ -43,6 +43,7 @@ from __future__ import annotations
 
 import ast
 import bisect
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass, replace
 
@@ -52,9 +53,10 @@ from portlint.model import Finding, SourceFile, Span
 from portlint.python import slices
 from portlint.python.backends import vendor_of, vendor_words
 from portlint.python.fixes import is_main_block
+from portlint.python.prefilter import is_candidate
 from portlint.python.relevance import CANDIDATE_SEARCHES, VENDOR_TEXT
 from portlint.sink import FindingParts
-from portlint.suppress import file_is_suppressed
+from portlint.suppress import file_is_suppressed, may_hold_suppressions
 
 #: A file is cut into about this many parts, each at least ``SMALLEST_PART`` characters.
 PARTS_PER_FILE = 512
@@ -107,12 +109,15 @@ def lint_in_parts(source: SourceFile, settings: Settings, catalog: Catalog) -> F
     parts = _parsed_parts(text, part_size(len(text)), source.path)
     if parts is None:
         return None
-    pieces, context = parts
+    pieces, context, assigned = parts
     limit = CONTEXT_PARTS * part_size(len(text))
     if sum(len(piece.text) for piece in context) > limit:
         return None
     found = FindingParts()
+    names = _words(assigned)
     for part in pieces:
+        if part.first > 1 and _nothing_to_report(part.text, names):
+            continue  # the first part stays: a finding about the whole file goes on its line 1
         findings = _part_findings(source, part, context, settings, catalog)
         if findings is None:
             return None
@@ -120,9 +125,26 @@ def lint_in_parts(source: SourceFile, settings: Settings, catalog: Catalog) -> F
     return found
 
 
-def _parsed_parts(text: str, size: int, path: str) -> tuple[list[Part], list[Part]] | None:
-    """The file's parts, and its context statements (each a ``Part`` of its own lines); None
-    when a part does not parse."""
+def _nothing_to_report(text: str, names: re.Pattern[str] | None) -> bool:
+    """A part that no check can report on: no candidate word (the file prefilter's), no name
+    the context assigns (a device value that flows in), no vendor word (a backend class), and
+    no suppression comment (which would be reported unused)."""
+    if is_candidate(text) or VENDOR_TEXT.search(text) or may_hold_suppressions(text):
+        return False
+    return names is None or names.search(text) is None
+
+
+def _words(names: set[str]) -> re.Pattern[str] | None:
+    if not names:
+        return None
+    return re.compile(rf"\b(?:{'|'.join(sorted(map(re.escape, names)))})\b")
+
+
+def _parsed_parts(
+    text: str, size: int, path: str
+) -> tuple[list[Part], list[Part], set[str]] | None:
+    """The file's parts, its context statements (each a ``Part`` of its own lines) and the names
+    they assign; None when a part does not parse."""
     pieces: list[Part] = []
     context = Context(vendor_words(load_catalog()), reserved_names(load_catalog()))
     if text.startswith("#!"):
@@ -146,7 +168,7 @@ def _parsed_parts(text: str, size: int, path: str) -> tuple[list[Part], list[Par
         del tree
     if pending:
         return None
-    return pieces, sorted(context.parts, key=lambda piece: piece.first)
+    return pieces, sorted(context.parts, key=lambda piece: piece.first), context.names
 
 
 class Context:
@@ -156,6 +178,8 @@ class Context:
         self.words = words
         self.reserved = reserved
         self.parts: list[Part] = []
+        #: Names the context's statements assign.
+        self.names: set[str] = set()
         #: The leading docstring and imports, where the fixes insert a module-level device
         #: (``fixes.insertion_point``), have ended; a statement that makes the file a script
         #: (``fixes.is_script``) has been seen; a statement has been seen at all.
@@ -171,6 +195,7 @@ class Context:
         kept = self._text(statement, lines)
         if kept is not None:
             self.add(first, kept)
+            self.names.update(_names(statement))
         leading = isinstance(statement, ast.Import | ast.ImportFrom) or _imports_in(statement)
         if not self.started and _is_docstring(statement):
             self.add(last, '""\n')  # the end of the leading docstring
@@ -219,6 +244,20 @@ class Context:
         ):
             return whole
         return None
+
+
+def _names(statement: ast.stmt) -> Iterator[str]:
+    """The names a statement binds or reads, its definitions' names too: a part that names
+    none of them cannot be reached by a value from it."""
+    for node in ast.walk(statement):
+        if isinstance(node, ast.Name):
+            yield node.id
+        elif isinstance(node, ast.arg):
+            yield node.arg
+        elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            yield node.name
+        elif isinstance(node, ast.alias):  # ``from torch.cuda import amp``: ``amp``
+            yield node.asname or node.name.partition(".")[0]
 
 
 def reserved_names(catalog: Catalog) -> frozenset[str]:
