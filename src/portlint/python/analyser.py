@@ -120,6 +120,8 @@ class Analyser(ast.NodeVisitor):
         self.feature_words = nvidia_feature_words(ctx.catalog)
         #: names that hold an NCCL backend test (``is_nccl = backend == Backend.NCCL``)
         self.nccl_flags: set[str] = set()
+        backends = ctx.catalog.table("distributed").get("backends", {})
+        self.nvidia_backends = frozenset(backends.get("nvidia_only", ("nccl",)))
 
     # -- the walk --------------------------------------------------------------------------------
 
@@ -440,7 +442,7 @@ class Analyser(ast.NodeVisitor):
                     self.relevance.add_flow_name(target.id)
                 if resolver.current is resolver.module:
                     resolver.bind_module_assignment(target.id)
-                if nccl_backend_test(value, self.nccl_flags):
+                if nccl_backend_test(value, self.nccl_flags, self.nvidia_backends):
                     self.nccl_flags.add(target.id)
                 if cuda_polarity(value, self.ctx.qualified_name, self.ctx.cuda_flags) == 1:
                     self.ctx.cuda_flags.add(target.id)
@@ -542,7 +544,9 @@ class Analyser(ast.NodeVisitor):
                 # ``if torch.cuda.is_available(): if is_rocm_available(): ... else: import
                 # pynvml``: only NVIDIA reaches the else; the CUDA test above is the site
                 only = frozenset()
-            if branch.test is not None and nccl_backend_test(branch.test, self.nccl_flags):
+            if branch.test is not None and nccl_backend_test(
+                branch.test, self.nccl_flags, self.nvidia_backends
+            ):
                 # ``if backend == Backend.NCCL: dev = torch.device("cuda", ...)``: the arm runs
                 # only where the process group is on NCCL, so on CUDA or ROCm; the backend test
                 # is the site for the other targets' collective backends

@@ -293,12 +293,15 @@ def cuda_polarity(test: ast.expr, resolve: Resolve, cuda_flags: set[str]) -> int
     return 1 if _is_cuda_check(test, resolve) else 0
 
 
-def nccl_backend_test(test: ast.expr, flags: set[str]) -> bool:
+def nccl_backend_test(
+    test: ast.expr, flags: set[str], backends: frozenset[str] = frozenset({"nccl"})
+) -> bool:
     """``backend == "nccl"``, ``get_backend(group) == Backend.NCCL``, or a name that holds such
     a test (``is_nccl = backend == Backend.NCCL``): true only where the process group runs on
-    NCCL, which needs a CUDA (or ROCm) build."""
+    NCCL, which needs a CUDA (or ROCm) build. ``backends`` are the NVIDIA-only backend names
+    (rules/distributed.toml ``[backends]``: also SageMaker's ``"smddp"``)."""
     if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And):
-        return any(nccl_backend_test(value, flags) for value in test.values)
+        return any(nccl_backend_test(value, flags, backends) for value in test.values)
     if isinstance(test, ast.Name):
         return test.id in flags
     if not (isinstance(test, ast.Compare) and len(test.ops) == 1):
@@ -306,7 +309,7 @@ def nccl_backend_test(test: ast.expr, flags: set[str]) -> bool:
     if not isinstance(test.ops[0], ast.Eq):
         return False
     for side in (test.left, test.comparators[0]):
-        if isinstance(side, ast.Constant) and str(side.value).lower() == "nccl":
+        if isinstance(side, ast.Constant) and str(side.value).lower() in backends:
             return True
         if isinstance(side, ast.Attribute) and side.attr == "NCCL":
             return True
