@@ -600,6 +600,7 @@ class Analyser(ast.NodeVisitor):
                 _only_logs(branch)
                 or self._feeds_only_prints(branch)
                 or _only_calls(branch, NUMERIC_MODE_CALL)
+                or self._waits_for_a_clock(branch)
                 or _fills_index(branch)
                 or any(_stand_in(other) for other in branches if other is not branch)
             )
@@ -632,6 +633,26 @@ class Analyser(ast.NodeVisitor):
             )
             self.visit_many(branch.body)
         self.guard = outer
+
+    def _waits_for_a_clock(self, branch: Branch) -> bool:
+        """``if torch.cuda.is_available(): torch.cuda.synchronize()`` in a function that reads a
+        clock (rules/device.toml ``[device.timing]``): the wait only makes a timing exact, so
+        elsewhere a merely different time is measured (info)."""
+        table = self.ctx.catalog.table("device").get("device", {}).get("timing", {})
+        waits = tuple(table.get("waits", ()))
+        if not branch.body or not all(
+            isinstance(s, ast.Expr)
+            and isinstance(s.value, ast.Call)
+            and _call_name(s.value) in waits
+            for s in branch.body
+        ):
+            return False
+        scope = self._function_scope()
+        clocks = frozenset(table.get("clocks", ()))
+        return scope is not None and any(
+            isinstance(node, ast.Call) and self.ctx.qualified_name(node.func) in clocks
+            for node in walk(scope)
+        )
 
     def _in_feature_branch(self) -> bool:
         """The node being visited is in the body of an ``if`` whose test names an NVIDIA-only
