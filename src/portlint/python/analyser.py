@@ -18,7 +18,7 @@ import re
 from collections.abc import Callable
 
 from portlint.catalog import Catalog
-from portlint.config import Settings
+from portlint.config import Settings, version_tuple
 from portlint.model import Finding, SourceFile, Span
 from portlint.python import (
     api_checks,
@@ -51,6 +51,7 @@ from portlint.python.guards import (
     ifexp_chain,
     nccl_backend_test,
     newer_torch_arm,
+    older_torch_bound,
     only_targets,
 )
 from portlint.python.names import (
@@ -571,6 +572,10 @@ class Analyser(ast.NodeVisitor):
                 # ``torch.amp.GradScaler(dev) if newer else torch.cuda.amp.GradScaler()``: the
                 # older torch has no generic form, and the newer arm already is one
                 covered |= frozenset(self.vendors.markers)
+            # ``if TORCH_VERSION < digit_version("1.10"):``: an arm for an older torch, which
+            # had no xpu or mps build, nor the newer device-generic forms
+            bound = older_torch_bound(branch.test) if branch.test is not None else None
+            covered |= self._absent_before(bound)
             if self.multi_device.concerns(branch):
                 # ``elif torch.cuda.is_available(): backend = "nccl"``: a single-device target
                 # has no collective backend, no visible-devices mask, never a second device
@@ -630,9 +635,21 @@ class Analyser(ast.NodeVisitor):
                 info=logs,
                 restated=_tested_values(branch.test),
                 fails_elsewhere=refused_else and polarity[position] == 1,
+                torch_below=bound,
             )
             self.visit_many(branch.body)
         self.guard = outer
+
+    def _absent_before(self, bound: tuple[int, int] | None) -> frozenset[str]:
+        """The targets with no PyTorch build older than ``bound`` (rules/targets.toml
+        ``first_torch``): an arm for such a torch never runs on them."""
+        if bound is None:
+            return frozenset()
+        return frozenset(
+            target
+            for target, facts in self.ctx.catalog.target_facts().items()
+            if "first_torch" in facts and version_tuple(facts["first_torch"]) >= bound
+        )
 
     def _waits_for_a_clock(self, branch: Branch) -> bool:
         """``if torch.cuda.is_available(): torch.cuda.synchronize()`` in a function that reads a

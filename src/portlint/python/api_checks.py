@@ -7,9 +7,9 @@ import re
 
 from portlint.config import version_tuple
 from portlint.model import PORTABLE, Advice, Edit, Fix, Severity, Span, Status
-from portlint.python.context import Context
+from portlint.python.context import LOG_CALL, Context
 from portlint.python.fixes import FixBase
-from portlint.python.guards import CUDA_CHECKS
+from portlint.python.guards import CUDA_CHECKS, CUDA_DEVICE_TEXT, Guard
 from portlint.python.torch_api import torch_cuda_api
 
 TF32_SWITCHES = frozenset(
@@ -60,6 +60,8 @@ def _report_switch(node: ast.AST, name: str, ctx: Context, code: str, message: s
                 ctx.saved_switches[saved] = name
         if any(names):
             return
+    if _read_for_a_log(node, ctx):
+        return
     restores = (
         isinstance(parent, ast.Assign)
         and parent.value is not node
@@ -71,6 +73,27 @@ def _report_switch(node: ast.AST, name: str, ctx: Context, code: str, message: s
     else:
         ctx.switch_changes.add(switch)
     ctx.report(node, code, message)
+
+
+def _read_for_a_log(node: ast.AST, ctx: Context) -> bool:
+    """``if torch.backends.cudnn.benchmark: logger.warning("benchmark is set to False")``: the
+    switch is read only to decide on a log line; reading it changes nothing anywhere."""
+    child, current = node, ctx.parents.get(id(node))
+    while current is not None and not isinstance(current, ast.stmt):
+        child, current = current, ctx.parents.get(id(current))
+    if not (isinstance(current, ast.If) and current.test is child) or current.orelse:
+        return False
+    return all(
+        isinstance(statement, ast.Expr)
+        and isinstance(statement.value, ast.Call)
+        and LOG_CALL.search(_call_name(statement.value) or "") is not None
+        for statement in current.body
+    )
+
+
+def _call_name(call: ast.Call) -> str | None:
+    func = call.func
+    return func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", None)
 
 
 def _top_level(node: ast.AST, ctx: Context) -> ast.AST:
@@ -103,8 +126,16 @@ def _report_torch_cuda(node: ast.AST, name: str, ctx: Context) -> None:
         return
     entry = torch_cuda_api(ctx.catalog).entry(member)
     guard = ctx.guards.get(id(node))
-    if guard is not None and guard.old_torch and entry.generic:
+    if guard is not None and entry.generic and _older_than_generic(guard, entry.since):
         entry = entry.without_generic()  # the older torch of a version test has no such form
+    # ``if device_type == "cuda": torch.cuda.is_bf16_supported()``: asked only of the CUDA
+    # device the caller chose; the device-type test is the site
+    hidden = (
+        entry.rule == "PRT602"
+        and guard is not None
+        and guard.cuda_only
+        and any(CUDA_DEVICE_TEXT.fullmatch(value) for value in guard.restated)
+    )
     if entry.rule == "PRT602":
         message = f"`torch.cuda.{member}` answers in NVIDIA compute-capability terms"
     else:
@@ -127,7 +158,16 @@ def _report_torch_cuda(node: ast.AST, name: str, ctx: Context) -> None:
         if _vendor_siblings(node, ctx):
             return  # ``require_multi_gpu`` beside ``require_multi_xpu``: nothing to port
         severity = Severity.INFO
-    ctx.report(node, entry.rule, message, targets=entry.targets, severity=severity, fix=fix)
+    ctx.report(
+        node, entry.rule, message, targets=entry.targets, severity=severity, fix=fix, hidden=hidden
+    )
+
+
+def _older_than_generic(guard: Guard, since: str | None) -> bool:
+    """The node is in the older arm of a version test (``else`` of ``if torch >= 2.3:``), or in
+    an arm for a torch older than the version the device-generic form needs."""
+    below = guard.torch_below
+    return guard.old_torch or (below is not None and version_tuple(since or "0") >= below)
 
 
 def _quiet_on_cuda_path(member: str, ctx: Context) -> bool:
