@@ -199,12 +199,14 @@ class Analyser(ast.NodeVisitor):
         lower = node.name.lower()
         feature = any(word in lower for word in self.feature_words)
         helper = self._vendor_helper(node)
-        if override or feature or helper or self._is_predicate(node.name):
+        patch = self._patches_cuda_module(node)
+        if override or feature or helper or patch or self._is_predicate(node.name):
             # an override of ``.cuda()``: its body is the CUDA implementation, and its
             # ``super().cuda(...)`` is not a call site; the body of ``is_cuda_available()`` or
             # ``is_rocm_available()`` is the vendor check itself; ``check_nvlink_connectivity``
             # implements a feature only NVIDIA has; ``_check_nvidia_connectivity`` beside
-            # ``_check_amd_connectivity`` is the NVIDIA arm of a per-vendor helper
+            # ``_check_amd_connectivity`` is the NVIDIA arm of a per-vendor helper; a patch of
+            # another library's CUDA module (``gpu_worker.init = patched``) runs where it does
             self.ctx.backend_lines.append((node.lineno, node.end_lineno or node.lineno))
         # kw_defaults holds None for a keyword-only argument without a default.
         defaults = [d for d in node.args.kw_defaults if d is not None]
@@ -244,6 +246,43 @@ class Analyser(ast.NodeVisitor):
                     if "_".join([*words[:position], other, *words[position + 1 :]]) in names:
                         return True
         return False
+
+    def _patches_cuda_module(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+        """The function imports another library's module named for CUDA or GPUs (``from
+        vllm.v1.worker import gpu_worker as gw``) and assigns to its attributes (``gw.init =
+        patched``): a patch of a CUDA-only module, whose code runs only where that module does."""
+        modules: set[str] = set()
+        for inner in walk(node):
+            if isinstance(inner, ast.ImportFrom) and inner.module and inner.level == 0:
+                for alias in inner.names:
+                    if self._names_cuda(f"{inner.module}.{alias.name}"):
+                        modules.add(alias.asname or alias.name)
+            elif isinstance(inner, ast.Import):
+                for alias in inner.names:
+                    if alias.asname and self._names_cuda(alias.name):
+                        modules.add(alias.asname)
+        return bool(modules) and any(
+            isinstance(inner, ast.Assign)
+            and any(
+                isinstance(target, ast.Attribute)
+                and isinstance(target.value, ast.Name)
+                and target.value.id in modules
+                for target in inner.targets
+            )
+            for inner in walk(node)
+        )
+
+    def _names_cuda(self, module: str) -> bool:
+        """``vllm.v1.worker.gpu_worker``: a module below another library's top level named for
+        CUDA (its words, rules/device.toml ``[backend.vendors]``); torch's own are not patches."""
+        parts = module.split(".")
+        if parts[0] == "torch":
+            return False
+        return any(
+            self.vendors.words.get(word.lower()) == "cuda"
+            for part in parts[1:]
+            for word in part.split("_")
+        )
 
     def _package_scope(self, node: ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) -> None:
         absent = package_scope(node.name, self.ctx.catalog)
@@ -592,6 +631,10 @@ class Analyser(ast.NodeVisitor):
                 # ``if backend == "nccl": atexit.register(destroy)``: cleanup that only the
                 # CUDA backend asks for; nothing to port
                 covered |= frozenset(self.vendors.markers)
+            if polarity[position] == 1 and self._only_relayouts(branch):
+                # ``if q.device.type == "cuda": q = q.contiguous()``: a workaround for a CUDA
+                # kernel, harmless to skip elsewhere
+                covered |= frozenset(self.vendors.markers)
             if polarity[position] == 1 and _only_asserts(branch):
                 # ``if device_type == "cuda": assert torch.cuda.is_available()``: a check that
                 # only the CUDA path needs; skipping it elsewhere is correct
@@ -639,6 +682,20 @@ class Analyser(ast.NodeVisitor):
             )
             self.visit_many(branch.body)
         self.guard = outer
+
+    def _only_relayouts(self, branch: Branch) -> bool:
+        """Every statement of the branch is ``x = x.contiguous()`` (rules/device.toml
+        ``[device.layout_workarounds]``): it changes how tensors are laid out, nothing else."""
+        table = self.ctx.catalog.table("device").get("device", {}).get("layout_workarounds", {})
+        methods = frozenset(table.get("methods", ()))
+        return bool(branch.body) and all(
+            isinstance(s, ast.Assign)
+            and isinstance(s.value, ast.Call)
+            and isinstance(s.value.func, ast.Attribute)
+            and s.value.func.attr in methods
+            and any(ast.unparse(t) == ast.unparse(s.value.func.value) for t in s.targets)
+            for s in branch.body
+        )
 
     def _absent_before(self, bound: tuple[int, int] | None) -> frozenset[str]:
         """The targets with no PyTorch build older than ``bound`` (rules/targets.toml

@@ -11,6 +11,7 @@ from portlint.python.context import LOG_CALL, Context
 from portlint.python.fixes import FixBase
 from portlint.python.guards import CUDA_CHECKS, CUDA_DEVICE_TEXT, Guard
 from portlint.python.torch_api import torch_cuda_api
+from portlint.python.tree import walk
 
 TF32_SWITCHES = frozenset(
     {"torch.backends.cuda.matmul.allow_tf32", "torch.backends.cudnn.allow_tf32"}
@@ -116,6 +117,8 @@ def _report_torch_cuda(node: ast.AST, name: str, ctx: Context) -> None:
     parent = ctx.parents.get(id(node))
     probe = _is_probe(node, parent)
     if not member:
+        if _lookup_fallback(node, parent, ctx):
+            return
         message = (
             "`torch.cuda` module used directly; device-generic: `torch.get_device_module(device)`"
         )
@@ -259,6 +262,35 @@ MODULE_TARGETS = {
     **{t: Advice(Status.RENAME, f"torch.{t}") for t in ("npu", "mlu", "xpu", "mps")},
     "cpu": Advice(Status.UNSUPPORTED),
 }
+
+
+def _lookup_fallback(node: ast.AST, parent: ast.AST | None, ctx: Context) -> bool:
+    """``getattr(torch, device_type, torch.cuda)``, or ``try: return getattr(torch, name)``
+    then ``except AttributeError: return torch.cuda``: the device module is looked up by name,
+    which every target's device type has; ``torch.cuda`` only stands in for a name that has no
+    module, and is no site."""
+    if _torch_lookup(parent, ctx) and len(parent.args) == 3 and parent.args[2] is node:
+        return True
+    stack = ctx.walk_stack
+    for position in range(len(stack) - 1, 0, -1):
+        handler, holder = stack[position], stack[position - 1]
+        if isinstance(handler, ast.ExceptHandler) and isinstance(holder, ast.Try):
+            names = {n.id for n in walk(handler.type)} if handler.type is not None else set()
+            return "AttributeError" in names and any(
+                _torch_lookup(inner, ctx) for part in holder.body for inner in walk(part)
+            )
+    return False
+
+
+def _torch_lookup(node: ast.AST | None, ctx: Context) -> bool:
+    """``getattr(torch, name, ...)``."""
+    return (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Name)
+        and node.func.id == "getattr"
+        and len(node.args) >= 2
+        and ctx.qualified_name(node.args[0]) == "torch"
+    )
 
 
 def _is_probe(node: ast.AST, parent: ast.AST | None) -> bool:
