@@ -649,6 +649,7 @@ class Analyser(ast.NodeVisitor):
                 or self._feeds_only_prints(branch)
                 or _only_calls(branch, NUMERIC_MODE_CALL)
                 or self._waits_for_a_clock(branch)
+                or self._in_environment_report()
                 or _fills_index(branch)
                 or any(_stand_in(other) for other in branches if other is not branch)
             )
@@ -682,6 +683,16 @@ class Analyser(ast.NodeVisitor):
             )
             self.visit_many(branch.body)
         self.guard = outer
+
+    def _in_environment_report(self) -> bool:
+        """The innermost function is named for an environment report (``collect_env``,
+        rules/device.toml ``[device.environment_reports]``): what it gathers is printed."""
+        scope = self._function_scope()
+        if scope is None:
+            return False
+        table = self.ctx.catalog.table("device").get("device", {}).get("environment_reports", {})
+        lower = scope.name.lower()
+        return any(name in lower for name in table.get("names", ()))
 
     def _only_relayouts(self, branch: Branch) -> bool:
         """Every statement of the branch is ``x = x.contiguous()`` (rules/device.toml

@@ -157,12 +157,54 @@ def _report_torch_cuda(node: ast.AST, name: str, ctx: Context) -> None:
         # ``if dev.type == "cuda": name = torch.cuda.get_device_name()`` for a printout, or
         # ``if torch.cuda.is_available(): torch.cuda.reset_peak_memory_stats()``
         severity = Severity.INFO
+    targets = entry.targets
+    if _divides(parent, ctx):
+        # ``proc_id % torch.cuda.device_count()``: 0 devices elsewhere, the division raises
+        severity = Severity.ERROR
+        targets = {**targets, "cpu": DIVIDES_BY_ZERO}
     if _in_skip_condition(node, ctx):
         if _vendor_siblings(node, ctx):
             return  # ``require_multi_gpu`` beside ``require_multi_xpu``: nothing to port
         severity = Severity.INFO
     ctx.report(
-        node, entry.rule, message, targets=entry.targets, severity=severity, fix=fix, hidden=hidden
+        node, entry.rule, message, targets=targets, severity=severity, fix=fix, hidden=hidden
+    )
+
+
+DIVIDES_BY_ZERO = Advice(Status.MANUAL, note="no device: the division by the count raises")
+DIVISIONS = (ast.Mod, ast.Div, ast.FloorDiv)
+
+
+def _divides(call: ast.AST | None, ctx: Context) -> bool:
+    """``n % torch.cuda.device_count()``, or ``gpus = torch.cuda.device_count()`` then ``n %
+    gpus`` in the same function: a count divides, and it is 0 without CUDA
+    (ZeroDivisionError)."""
+    if not isinstance(call, ast.Call):
+        return False
+    parent = ctx.parents.get(id(call))
+    if isinstance(parent, ast.BinOp) and parent.right is call:
+        return isinstance(parent.op, DIVISIONS)
+    if not (
+        isinstance(parent, ast.Assign)
+        and len(parent.targets) == 1
+        and isinstance(parent.targets[0], ast.Name)
+    ):
+        return False
+    name = parent.targets[0].id
+    scope = next(
+        (
+            s
+            for s in reversed(ctx.walk_stack)
+            if isinstance(s, ast.FunctionDef | ast.AsyncFunctionDef)
+        ),
+        None,
+    )
+    return scope is not None and any(
+        isinstance(inner, ast.BinOp)
+        and isinstance(inner.op, DIVISIONS)
+        and isinstance(inner.right, ast.Name)
+        and inner.right.id == name
+        for inner in walk(scope)
     )
 
 
