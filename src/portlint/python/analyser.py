@@ -868,6 +868,31 @@ class Analyser(ast.NodeVisitor):
             or cuda_polarity(test, resolve, self.ctx.cuda_flags) == 1
         )
 
+    def visit_For(self, node: ast.For | ast.AsyncFor) -> None:
+        """``for i in range(torch.cuda.device_count()):``: the body runs once per CUDA device,
+        so never without CUDA; the count is the site, not what the body asks of each device."""
+        if not self._over_cuda_devices(node.iter):
+            self.generic_visit(node)
+            return
+        self.visit_many([node.target, node.iter])
+        outer = self.guard
+        self.guard = outer.inside(True, frozenset(), frozenset({"rocm"}))
+        self.visit_many(node.body)
+        self.guard = outer
+        self.visit_many(node.orelse)
+
+    visit_AsyncFor = visit_For
+
+    def _over_cuda_devices(self, iterable: ast.expr) -> bool:
+        """``range(torch.cuda.device_count())``."""
+        return (
+            isinstance(iterable, ast.Call)
+            and _call_name(iterable) == "range"
+            and len(iterable.args) == 1
+            and isinstance(iterable.args[0], ast.Call)
+            and self.ctx.qualified_name(iterable.args[0].func) == "torch.cuda.device_count"
+        )
+
     def visit_Dict(self, node: ast.Dict) -> None:
         """Dispatch keyed by device type: the ``"cuda"`` entry's siblings cover their targets."""
         keys = [

@@ -184,27 +184,17 @@ def _divides(call: ast.AST | None, ctx: Context) -> bool:
     parent = ctx.parents.get(id(call))
     if isinstance(parent, ast.BinOp) and parent.right is call:
         return isinstance(parent.op, DIVISIONS)
-    if not (
-        isinstance(parent, ast.Assign)
-        and len(parent.targets) == 1
-        and isinstance(parent.targets[0], ast.Name)
-    ):
-        return False
-    name = parent.targets[0].id
-    scope = next(
-        (
-            s
-            for s in reversed(ctx.walk_stack)
-            if isinstance(s, ast.FunctionDef | ast.AsyncFunctionDef)
-        ),
-        None,
-    )
-    return scope is not None and any(
-        isinstance(inner, ast.BinOp)
-        and isinstance(inner.op, DIVISIONS)
-        and isinstance(inner.right, ast.Name)
-        and inner.right.id == name
-        for inner in walk(scope)
+    name, scope = ctx.assigned_name(call), ctx.function_scope()
+    return (
+        name is not None
+        and scope is not None
+        and any(
+            isinstance(inner, ast.BinOp)
+            and isinstance(inner.op, DIVISIONS)
+            and isinstance(inner.right, ast.Name)
+            and inner.right.id == name
+            for inner in walk(scope)
+        )
     )
 
 

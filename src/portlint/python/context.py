@@ -128,6 +128,29 @@ class Context:
             child, current = current, self.parents.get(id(current))
         return False
 
+    def assigned_name(self, value: ast.AST) -> str | None:
+        """The local name ``value`` is the whole value of (``gpus = <value>``), or None."""
+        assign = self.parents.get(id(value))
+        if (
+            isinstance(assign, ast.Assign)
+            and assign.value is value
+            and len(assign.targets) == 1
+            and isinstance(assign.targets[0], ast.Name)
+        ):
+            return assign.targets[0].id
+        return None
+
+    def function_scope(self) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
+        """The innermost function the walk is in, or None at module or class level."""
+        return next(
+            (
+                s
+                for s in reversed(self.walk_stack)
+                if isinstance(s, ast.FunctionDef | ast.AsyncFunctionDef)
+            ),
+            None,
+        )
+
     def in_backend(self, node: ast.AST) -> bool:
         line = getattr(node, "lineno", 0)
         return any(first <= line <= last for first, last in self.backend_lines)

@@ -125,14 +125,7 @@ def _left_to_compare(node: ast.AST, ctx: Context) -> dict[str, Advice]:
     backend it compares with (``elif backend == "hccl":`` picks the npu device), and the targets
     on Gloo (mps, cpu) where it builds the CPU device, which is the one Gloo wants
     (``else: return torch.device("cpu")``)."""
-    scope = next(
-        (
-            s
-            for s in reversed(ctx.walk_stack)
-            if isinstance(s, ast.FunctionDef | ast.AsyncFunctionDef)
-        ),
-        None,
-    )
+    scope = ctx.function_scope()
     targets = dict(ctx.catalog.rules["PRT302"].targets)
     if scope is None:
         return targets
