@@ -199,14 +199,15 @@ class Analyser(ast.NodeVisitor):
         lower = node.name.lower()
         feature = any(word in lower for word in self.feature_words)
         helper = self._vendor_helper(node)
-        patch = self._patches_cuda_module(node)
+        patch = self._patches_cuda_module(node) or self._cuda_answer(node)
         if override or feature or helper or patch or self._is_predicate(node.name):
             # an override of ``.cuda()``: its body is the CUDA implementation, and its
             # ``super().cuda(...)`` is not a call site; the body of ``is_cuda_available()`` or
             # ``is_rocm_available()`` is the vendor check itself; ``check_nvlink_connectivity``
             # implements a feature only NVIDIA has; ``_check_nvidia_connectivity`` beside
             # ``_check_amd_connectivity`` is the NVIDIA arm of a per-vendor helper; a patch of
-            # another library's CUDA module (``gpu_worker.init = patched``) runs where it does
+            # another library's CUDA module (``gpu_worker.init = patched``) runs where it does;
+            # ``get_cuda_device_capability`` answers a CUDA question, None elsewhere
             self.ctx.backend_lines.append((node.lineno, node.end_lineno or node.lineno))
         # kw_defaults holds None for a keyword-only argument without a default.
         defaults = [d for d in node.args.kw_defaults if d is not None]
@@ -270,6 +271,26 @@ class Analyser(ast.NodeVisitor):
                 for target in inner.targets
             )
             for inner in walk(node)
+        )
+
+    def _cuda_answer(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+        """``def get_torch_cuda_device_capability(): if torch.cuda.is_available(): return ...
+        else: return None``: a function named for CUDA whose whole body answers only on CUDA
+        and gives None elsewhere; its callers ask a CUDA question, and they are the sites."""
+        if "cuda" not in node.name.lower().split("_"):
+            return False
+        body = [s for s in node.body if not _does_nothing(s) or isinstance(s, ast.Return)]
+        if not body or not isinstance(body[0], ast.If):
+            return False
+        branches = if_chain(body[0])
+        rest = [b.body for b in branches[1:]] + ([body[1:]] if len(body) > 1 else [])
+        return (
+            len(branches) <= 2
+            and cuda_polarity(branches[0].test, self.ctx.qualified_name, self.ctx.cuda_flags) == 1
+            and len(rest) == 1
+            and len(rest[0]) == 1
+            and isinstance(rest[0][0], ast.Return)
+            and _does_nothing(rest[0][0])
         )
 
     def _names_cuda(self, module: str) -> bool:
@@ -909,9 +930,39 @@ class Analyser(ast.NodeVisitor):
                 self.visit(key_node)
             if key == "cuda":
                 siblings = frozenset(k for k in devices if k != "cuda")
-                self.guard = outer.inside(False, siblings)
+                # ``TABLE.get(device_type, noop)``: a device without an entry does nothing
+                self.guard = outer.inside(False, siblings, info=self._missing_is_noop(node))
             self.visit(value)
             self.guard = outer
+
+    def _missing_is_noop(self, table: ast.Dict) -> bool:
+        """The mapping is read with ``.get(key, default)`` whose default does nothing (``lambda
+        *args: None``, a function whose body only passes or returns None): a device type
+        without an entry gets a no-op, not an error."""
+        name = self.ctx.assigned_name(table)
+        root = self.stack[0]
+        noops = {
+            s.name
+            for s in getattr(root, "body", [])
+            if isinstance(s, ast.FunctionDef) and all(_does_nothing(b) for b in s.body)
+        }
+        for call in walk(root):
+            if not (
+                isinstance(call, ast.Call)
+                and isinstance(call.func, ast.Attribute)
+                and call.func.attr == "get"
+                and len(call.args) == 2
+            ):
+                continue
+            receiver = call.func.value
+            if receiver is table or (
+                name is not None and isinstance(receiver, ast.Name) and receiver.id == name
+            ):
+                default = call.args[1]
+                if isinstance(default, ast.Lambda):
+                    return _does_nothing(ast.Return(default.body))
+                return isinstance(default, ast.Name) and default.id in noops
+        return False
 
     def visit_Assert(self, node: ast.Assert) -> None:
         """``assert torch.cuda.is_available(), "needs CUDA"``: refuses to run elsewhere."""
@@ -956,6 +1007,16 @@ class Analyser(ast.NodeVisitor):
         return {t for t in found if t is not None}
 
     visit_TryStar = visit_Try
+
+
+def _does_nothing(statement: ast.AST) -> bool:
+    """``pass``, ``return``, ``return None``, a docstring."""
+    if isinstance(statement, ast.Pass):
+        return True
+    if isinstance(statement, ast.Return):
+        value = statement.value
+        return value is None or (isinstance(value, ast.Constant) and value.value is None)
+    return isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Constant)
 
 
 def _short_circuit_only(
