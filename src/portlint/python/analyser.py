@@ -121,6 +121,8 @@ class Analyser(ast.NodeVisitor):
         self.feature_words = nvidia_feature_words(ctx.catalog)
         #: names that hold an NCCL backend test (``is_nccl = backend == Backend.NCCL``)
         self.nccl_flags: set[str] = set()
+        #: private function name -> its calls in the module (``_only_formatted``), made once
+        self._private_calls: dict[str, tuple[int, list[tuple[str, ast.AST]]]] | None = None
         backends = ctx.catalog.table("distributed").get("backends", {})
         self.nvidia_backends = frozenset(backends.get("nvidia_only", ("nccl",)))
 
@@ -224,7 +226,11 @@ class Analyser(ast.NodeVisitor):
         self.guard = outer
         self.ctx.resolver.push(function_locals(node))
         self._record_defaults(node)
+        # ``device_id = _get_device_id()`` only ever formatted into a log file's name: what the
+        # private helper finds out merely shows differently elsewhere (info)
+        self.guard = outer.inside(False, frozenset(), info=self._only_formatted(node))
         self.visit_many(node.body)
+        self.guard = outer
         self.ctx.resolver.pop()
 
     visit_AsyncFunctionDef = visit_FunctionDef
@@ -271,6 +277,27 @@ class Analyser(ast.NodeVisitor):
                 for target in inner.targets
             )
             for inner in walk(node)
+        )
+
+    def _only_formatted(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+        """A private module-level function whose every call in the module gives a local name
+        that is only formatted into text (an f-string, a print or log call): its value names
+        or describes something (``f"{name}_device{device_id}.log"``), it chooses nothing."""
+        if not node.name.startswith("_") or not isinstance(self.stack[-2], ast.Module):
+            return False
+        # Read from the text first: each call must be a ``name = _f()`` line. Only then is the
+        # whole module parsed (a sliced parse leaves the callers out).
+        calls = len(re.findall(rf"\b{node.name}\(", self.ctx.text)) - 1
+        given = re.findall(rf"(?m)^\s*\w+\s*=\s*{node.name}\(\)", self.ctx.text)
+        if calls < 1 or calls != len(given):
+            return False
+        if self._private_calls is None:
+            self._private_calls = _private_calls(slices.whole(self.stack[0]))
+        calls, assigns = self._private_calls.get(node.name, (0, []))
+        return (
+            bool(calls)
+            and calls == len(assigns)
+            and all(_only_in_text(name, scope) for name, scope in assigns)
         )
 
     def _cuda_answer(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
@@ -1007,6 +1034,48 @@ class Analyser(ast.NodeVisitor):
         return {t for t in found if t is not None}
 
     visit_TryStar = visit_Try
+
+
+def _private_calls(root: ast.AST) -> dict[str, tuple[int, list[tuple[str, ast.AST]]]]:
+    """Private function name -> (how many calls of it the module makes, the local names given
+    its value by ``name = _f()``, each with its function)."""
+    found: dict[str, tuple[int, list[tuple[str, ast.AST]]]] = {}
+    for node in walk(root):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
+            if node.func.id.startswith("_"):
+                count, assigns = found.get(node.func.id, (0, []))
+                found[node.func.id] = (count + 1, assigns)
+        elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+            for statement in node.body:
+                if (
+                    isinstance(statement, ast.Assign)
+                    and len(statement.targets) == 1
+                    and isinstance(statement.targets[0], ast.Name)
+                    and isinstance(statement.value, ast.Call)
+                    and isinstance(statement.value.func, ast.Name)
+                    and statement.value.func.id.startswith("_")
+                ):
+                    count, assigns = found.get(statement.value.func.id, (0, []))
+                    assigns.append((statement.targets[0].id, node))
+                    found[statement.value.func.id] = (count, assigns)
+    return found
+
+
+def _only_in_text(name: str, scope: ast.AST) -> bool:
+    """Every read of ``name`` in ``scope`` is inside an f-string or the arguments of a print or
+    log call."""
+    in_text: set[int] = set()
+    for node in walk(scope):
+        if isinstance(node, ast.JoinedStr) or (
+            isinstance(node, ast.Call) and LOG_CALL.search(_call_name(node) or "")
+        ):
+            in_text.update(id(n) for n in walk(node) if isinstance(n, ast.Name))
+    reads = [
+        n
+        for n in walk(scope)
+        if isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Load)
+    ]
+    return bool(reads) and all(id(n) in in_text for n in reads)
 
 
 def _does_nothing(statement: ast.AST) -> bool:
