@@ -18,7 +18,7 @@ import re
 from collections.abc import Callable
 
 from portlint.catalog import Catalog
-from portlint.config import Settings
+from portlint.config import Settings, version_tuple
 from portlint.model import Finding, SourceFile, Span
 from portlint.python import (
     api_checks,
@@ -51,6 +51,7 @@ from portlint.python.guards import (
     ifexp_chain,
     nccl_backend_test,
     newer_torch_arm,
+    older_torch_bound,
     only_targets,
 )
 from portlint.python.names import (
@@ -120,6 +121,10 @@ class Analyser(ast.NodeVisitor):
         self.feature_words = nvidia_feature_words(ctx.catalog)
         #: names that hold an NCCL backend test (``is_nccl = backend == Backend.NCCL``)
         self.nccl_flags: set[str] = set()
+        #: private function name -> its calls in the module (``_only_formatted``), made once
+        self._private_calls: dict[str, tuple[int, list[tuple[str, ast.AST]]]] | None = None
+        backends = ctx.catalog.table("distributed").get("backends", {})
+        self.nvidia_backends = frozenset(backends.get("nvidia_only", ("nccl",)))
 
     # -- the walk --------------------------------------------------------------------------------
 
@@ -196,12 +201,15 @@ class Analyser(ast.NodeVisitor):
         lower = node.name.lower()
         feature = any(word in lower for word in self.feature_words)
         helper = self._vendor_helper(node)
-        if override or feature or helper or self._is_predicate(node.name):
+        patch = self._patches_cuda_module(node) or self._cuda_answer(node)
+        if override or feature or helper or patch or self._is_predicate(node.name):
             # an override of ``.cuda()``: its body is the CUDA implementation, and its
             # ``super().cuda(...)`` is not a call site; the body of ``is_cuda_available()`` or
             # ``is_rocm_available()`` is the vendor check itself; ``check_nvlink_connectivity``
             # implements a feature only NVIDIA has; ``_check_nvidia_connectivity`` beside
-            # ``_check_amd_connectivity`` is the NVIDIA arm of a per-vendor helper
+            # ``_check_amd_connectivity`` is the NVIDIA arm of a per-vendor helper; a patch of
+            # another library's CUDA module (``gpu_worker.init = patched``) runs where it does;
+            # ``get_cuda_device_capability`` answers a CUDA question, None elsewhere
             self.ctx.backend_lines.append((node.lineno, node.end_lineno or node.lineno))
         # kw_defaults holds None for a keyword-only argument without a default.
         defaults = [d for d in node.args.kw_defaults if d is not None]
@@ -218,7 +226,11 @@ class Analyser(ast.NodeVisitor):
         self.guard = outer
         self.ctx.resolver.push(function_locals(node))
         self._record_defaults(node)
+        # ``device_id = _get_device_id()`` only ever formatted into a log file's name: what the
+        # private helper finds out merely shows differently elsewhere (info)
+        self.guard = outer.inside(False, frozenset(), info=self._only_formatted(node))
         self.visit_many(node.body)
+        self.guard = outer
         self.ctx.resolver.pop()
 
     visit_AsyncFunctionDef = visit_FunctionDef
@@ -241,6 +253,84 @@ class Analyser(ast.NodeVisitor):
                     if "_".join([*words[:position], other, *words[position + 1 :]]) in names:
                         return True
         return False
+
+    def _patches_cuda_module(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+        """The function imports another library's module named for CUDA or GPUs (``from
+        vllm.v1.worker import gpu_worker as gw``) and assigns to its attributes (``gw.init =
+        patched``): a patch of a CUDA-only module, whose code runs only where that module does."""
+        modules: set[str] = set()
+        for inner in walk(node):
+            if isinstance(inner, ast.ImportFrom) and inner.module and inner.level == 0:
+                for alias in inner.names:
+                    if self._names_cuda(f"{inner.module}.{alias.name}"):
+                        modules.add(alias.asname or alias.name)
+            elif isinstance(inner, ast.Import):
+                for alias in inner.names:
+                    if alias.asname and self._names_cuda(alias.name):
+                        modules.add(alias.asname)
+        return bool(modules) and any(
+            isinstance(inner, ast.Assign)
+            and any(
+                isinstance(target, ast.Attribute)
+                and isinstance(target.value, ast.Name)
+                and target.value.id in modules
+                for target in inner.targets
+            )
+            for inner in walk(node)
+        )
+
+    def _only_formatted(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+        """A private module-level function whose every call in the module gives a local name
+        that is only formatted into text (an f-string, a print or log call): its value names
+        or describes something (``f"{name}_device{device_id}.log"``), it chooses nothing."""
+        if not node.name.startswith("_") or not isinstance(self.stack[-2], ast.Module):
+            return False
+        # Read from the text first: each call must be a ``name = _f()`` line. Only then is the
+        # whole module parsed (a sliced parse leaves the callers out).
+        calls = len(re.findall(rf"\b{node.name}\(", self.ctx.text)) - 1
+        given = re.findall(rf"(?m)^\s*\w+\s*=\s*{node.name}\(\)", self.ctx.text)
+        if calls < 1 or calls != len(given):
+            return False
+        if self._private_calls is None:
+            self._private_calls = _private_calls(slices.whole(self.stack[0]))
+        calls, assigns = self._private_calls.get(node.name, (0, []))
+        return (
+            bool(calls)
+            and calls == len(assigns)
+            and all(_only_in_text(name, scope) for name, scope in assigns)
+        )
+
+    def _cuda_answer(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+        """``def get_torch_cuda_device_capability(): if torch.cuda.is_available(): return ...
+        else: return None``: a function named for CUDA whose whole body answers only on CUDA
+        and gives None elsewhere; its callers ask a CUDA question, and they are the sites."""
+        if "cuda" not in node.name.lower().split("_"):
+            return False
+        body = [s for s in node.body if not _does_nothing(s) or isinstance(s, ast.Return)]
+        if not body or not isinstance(body[0], ast.If):
+            return False
+        branches = if_chain(body[0])
+        rest = [b.body for b in branches[1:]] + ([body[1:]] if len(body) > 1 else [])
+        return (
+            len(branches) <= 2
+            and cuda_polarity(branches[0].test, self.ctx.qualified_name, self.ctx.cuda_flags) == 1
+            and len(rest) == 1
+            and len(rest[0]) == 1
+            and isinstance(rest[0][0], ast.Return)
+            and _does_nothing(rest[0][0])
+        )
+
+    def _names_cuda(self, module: str) -> bool:
+        """``vllm.v1.worker.gpu_worker``: a module below another library's top level named for
+        CUDA (its words, rules/device.toml ``[backend.vendors]``); torch's own are not patches."""
+        parts = module.split(".")
+        if parts[0] == "torch":
+            return False
+        return any(
+            self.vendors.words.get(word.lower()) == "cuda"
+            for part in parts[1:]
+            for word in part.split("_")
+        )
 
     def _package_scope(self, node: ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) -> None:
         absent = package_scope(node.name, self.ctx.catalog)
@@ -440,7 +530,7 @@ class Analyser(ast.NodeVisitor):
                     self.relevance.add_flow_name(target.id)
                 if resolver.current is resolver.module:
                     resolver.bind_module_assignment(target.id)
-                if nccl_backend_test(value, self.nccl_flags):
+                if nccl_backend_test(value, self.nccl_flags, self.nvidia_backends):
                     self.nccl_flags.add(target.id)
                 if cuda_polarity(value, self.ctx.qualified_name, self.ctx.cuda_flags) == 1:
                     self.ctx.cuda_flags.add(target.id)
@@ -542,7 +632,9 @@ class Analyser(ast.NodeVisitor):
                 # ``if torch.cuda.is_available(): if is_rocm_available(): ... else: import
                 # pynvml``: only NVIDIA reaches the else; the CUDA test above is the site
                 only = frozenset()
-            if branch.test is not None and nccl_backend_test(branch.test, self.nccl_flags):
+            if branch.test is not None and nccl_backend_test(
+                branch.test, self.nccl_flags, self.nvidia_backends
+            ):
                 # ``if backend == Backend.NCCL: dev = torch.device("cuda", ...)``: the arm runs
                 # only where the process group is on NCCL, so on CUDA or ROCm; the backend test
                 # is the site for the other targets' collective backends
@@ -567,6 +659,10 @@ class Analyser(ast.NodeVisitor):
                 # ``torch.amp.GradScaler(dev) if newer else torch.cuda.amp.GradScaler()``: the
                 # older torch has no generic form, and the newer arm already is one
                 covered |= frozenset(self.vendors.markers)
+            # ``if TORCH_VERSION < digit_version("1.10"):``: an arm for an older torch, which
+            # had no xpu or mps build, nor the newer device-generic forms
+            bound = older_torch_bound(branch.test) if branch.test is not None else None
+            covered |= self._absent_before(bound)
             if self.multi_device.concerns(branch):
                 # ``elif torch.cuda.is_available(): backend = "nccl"``: a single-device target
                 # has no collective backend, no visible-devices mask, never a second device
@@ -583,6 +679,10 @@ class Analyser(ast.NodeVisitor):
                 # ``if backend == "nccl": atexit.register(destroy)``: cleanup that only the
                 # CUDA backend asks for; nothing to port
                 covered |= frozenset(self.vendors.markers)
+            if polarity[position] == 1 and self._only_relayouts(branch):
+                # ``if q.device.type == "cuda": q = q.contiguous()``: a workaround for a CUDA
+                # kernel, harmless to skip elsewhere
+                covered |= frozenset(self.vendors.markers)
             if polarity[position] == 1 and _only_asserts(branch):
                 # ``if device_type == "cuda": assert torch.cuda.is_available()``: a check that
                 # only the CUDA path needs; skipping it elsewhere is correct
@@ -596,6 +696,8 @@ class Analyser(ast.NodeVisitor):
                 _only_logs(branch)
                 or self._feeds_only_prints(branch)
                 or _only_calls(branch, NUMERIC_MODE_CALL)
+                or self._waits_for_a_clock(branch)
+                or self._in_environment_report()
                 or _fills_index(branch)
                 or any(_stand_in(other) for other in branches if other is not branch)
             )
@@ -625,9 +727,65 @@ class Analyser(ast.NodeVisitor):
                 info=logs,
                 restated=_tested_values(branch.test),
                 fails_elsewhere=refused_else and polarity[position] == 1,
+                torch_below=bound,
             )
             self.visit_many(branch.body)
         self.guard = outer
+
+    def _in_environment_report(self) -> bool:
+        """The innermost function is named for an environment report (``collect_env``,
+        rules/device.toml ``[device.environment_reports]``): what it gathers is printed."""
+        scope = self._function_scope()
+        if scope is None:
+            return False
+        table = self.ctx.catalog.table("device").get("device", {}).get("environment_reports", {})
+        lower = scope.name.lower()
+        return any(name in lower for name in table.get("names", ()))
+
+    def _only_relayouts(self, branch: Branch) -> bool:
+        """Every statement of the branch is ``x = x.contiguous()`` (rules/device.toml
+        ``[device.layout_workarounds]``): it changes how tensors are laid out, nothing else."""
+        table = self.ctx.catalog.table("device").get("device", {}).get("layout_workarounds", {})
+        methods = frozenset(table.get("methods", ()))
+        return bool(branch.body) and all(
+            isinstance(s, ast.Assign)
+            and isinstance(s.value, ast.Call)
+            and isinstance(s.value.func, ast.Attribute)
+            and s.value.func.attr in methods
+            and any(ast.unparse(t) == ast.unparse(s.value.func.value) for t in s.targets)
+            for s in branch.body
+        )
+
+    def _absent_before(self, bound: tuple[int, int] | None) -> frozenset[str]:
+        """The targets with no PyTorch build older than ``bound`` (rules/targets.toml
+        ``first_torch``): an arm for such a torch never runs on them."""
+        if bound is None:
+            return frozenset()
+        return frozenset(
+            target
+            for target, facts in self.ctx.catalog.target_facts().items()
+            if "first_torch" in facts and version_tuple(facts["first_torch"]) >= bound
+        )
+
+    def _waits_for_a_clock(self, branch: Branch) -> bool:
+        """``if torch.cuda.is_available(): torch.cuda.synchronize()`` in a function that reads a
+        clock (rules/device.toml ``[device.timing]``): the wait only makes a timing exact, so
+        elsewhere a merely different time is measured (info)."""
+        table = self.ctx.catalog.table("device").get("device", {}).get("timing", {})
+        waits = tuple(table.get("waits", ()))
+        if not branch.body or not all(
+            isinstance(s, ast.Expr)
+            and isinstance(s.value, ast.Call)
+            and _call_name(s.value) in waits
+            for s in branch.body
+        ):
+            return False
+        scope = self._function_scope()
+        clocks = frozenset(table.get("clocks", ()))
+        return scope is not None and any(
+            isinstance(node, ast.Call) and self.ctx.qualified_name(node.func) in clocks
+            for node in walk(scope)
+        )
 
     def _in_feature_branch(self) -> bool:
         """The node being visited is in the body of an ``if`` whose test names an NVIDIA-only
@@ -758,6 +916,31 @@ class Analyser(ast.NodeVisitor):
             or cuda_polarity(test, resolve, self.ctx.cuda_flags) == 1
         )
 
+    def visit_For(self, node: ast.For | ast.AsyncFor) -> None:
+        """``for i in range(torch.cuda.device_count()):``: the body runs once per CUDA device,
+        so never without CUDA; the count is the site, not what the body asks of each device."""
+        if not self._over_cuda_devices(node.iter):
+            self.generic_visit(node)
+            return
+        self.visit_many([node.target, node.iter])
+        outer = self.guard
+        self.guard = outer.inside(True, frozenset(), frozenset({"rocm"}))
+        self.visit_many(node.body)
+        self.guard = outer
+        self.visit_many(node.orelse)
+
+    visit_AsyncFor = visit_For
+
+    def _over_cuda_devices(self, iterable: ast.expr) -> bool:
+        """``range(torch.cuda.device_count())``."""
+        return (
+            isinstance(iterable, ast.Call)
+            and _call_name(iterable) == "range"
+            and len(iterable.args) == 1
+            and isinstance(iterable.args[0], ast.Call)
+            and self.ctx.qualified_name(iterable.args[0].func) == "torch.cuda.device_count"
+        )
+
     def visit_Dict(self, node: ast.Dict) -> None:
         """Dispatch keyed by device type: the ``"cuda"`` entry's siblings cover their targets."""
         keys = [
@@ -774,9 +957,39 @@ class Analyser(ast.NodeVisitor):
                 self.visit(key_node)
             if key == "cuda":
                 siblings = frozenset(k for k in devices if k != "cuda")
-                self.guard = outer.inside(False, siblings)
+                # ``TABLE.get(device_type, noop)``: a device without an entry does nothing
+                self.guard = outer.inside(False, siblings, info=self._missing_is_noop(node))
             self.visit(value)
             self.guard = outer
+
+    def _missing_is_noop(self, table: ast.Dict) -> bool:
+        """The mapping is read with ``.get(key, default)`` whose default does nothing (``lambda
+        *args: None``, a function whose body only passes or returns None): a device type
+        without an entry gets a no-op, not an error."""
+        name = self.ctx.assigned_name(table)
+        root = self.stack[0]
+        noops = {
+            s.name
+            for s in getattr(root, "body", [])
+            if isinstance(s, ast.FunctionDef) and all(_does_nothing(b) for b in s.body)
+        }
+        for call in walk(root):
+            if not (
+                isinstance(call, ast.Call)
+                and isinstance(call.func, ast.Attribute)
+                and call.func.attr == "get"
+                and len(call.args) == 2
+            ):
+                continue
+            receiver = call.func.value
+            if receiver is table or (
+                name is not None and isinstance(receiver, ast.Name) and receiver.id == name
+            ):
+                default = call.args[1]
+                if isinstance(default, ast.Lambda):
+                    return _does_nothing(ast.Return(default.body))
+                return isinstance(default, ast.Name) and default.id in noops
+        return False
 
     def visit_Assert(self, node: ast.Assert) -> None:
         """``assert torch.cuda.is_available(), "needs CUDA"``: refuses to run elsewhere."""
@@ -821,6 +1034,58 @@ class Analyser(ast.NodeVisitor):
         return {t for t in found if t is not None}
 
     visit_TryStar = visit_Try
+
+
+def _private_calls(root: ast.AST) -> dict[str, tuple[int, list[tuple[str, ast.AST]]]]:
+    """Private function name -> (how many calls of it the module makes, the local names given
+    its value by ``name = _f()``, each with its function)."""
+    found: dict[str, tuple[int, list[tuple[str, ast.AST]]]] = {}
+    for node in walk(root):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
+            if node.func.id.startswith("_"):
+                count, assigns = found.get(node.func.id, (0, []))
+                found[node.func.id] = (count + 1, assigns)
+        elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+            for statement in node.body:
+                if (
+                    isinstance(statement, ast.Assign)
+                    and len(statement.targets) == 1
+                    and isinstance(statement.targets[0], ast.Name)
+                    and isinstance(statement.value, ast.Call)
+                    and isinstance(statement.value.func, ast.Name)
+                    and statement.value.func.id.startswith("_")
+                ):
+                    count, assigns = found.get(statement.value.func.id, (0, []))
+                    assigns.append((statement.targets[0].id, node))
+                    found[statement.value.func.id] = (count, assigns)
+    return found
+
+
+def _only_in_text(name: str, scope: ast.AST) -> bool:
+    """Every read of ``name`` in ``scope`` is inside an f-string or the arguments of a print or
+    log call."""
+    in_text: set[int] = set()
+    for node in walk(scope):
+        if isinstance(node, ast.JoinedStr) or (
+            isinstance(node, ast.Call) and LOG_CALL.search(_call_name(node) or "")
+        ):
+            in_text.update(id(n) for n in walk(node) if isinstance(n, ast.Name))
+    reads = [
+        n
+        for n in walk(scope)
+        if isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Load)
+    ]
+    return bool(reads) and all(id(n) in in_text for n in reads)
+
+
+def _does_nothing(statement: ast.AST) -> bool:
+    """``pass``, ``return``, ``return None``, a docstring."""
+    if isinstance(statement, ast.Pass):
+        return True
+    if isinstance(statement, ast.Return):
+        value = statement.value
+        return value is None or (isinstance(value, ast.Constant) and value.value is None)
+    return isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Constant)
 
 
 def _short_circuit_only(

@@ -7,10 +7,11 @@ import re
 
 from portlint.config import version_tuple
 from portlint.model import PORTABLE, Advice, Edit, Fix, Severity, Span, Status
-from portlint.python.context import Context
+from portlint.python.context import LOG_CALL, Context
 from portlint.python.fixes import FixBase
-from portlint.python.guards import CUDA_CHECKS
+from portlint.python.guards import CUDA_CHECKS, CUDA_DEVICE_TEXT, Guard
 from portlint.python.torch_api import torch_cuda_api
+from portlint.python.tree import walk
 
 TF32_SWITCHES = frozenset(
     {"torch.backends.cuda.matmul.allow_tf32", "torch.backends.cudnn.allow_tf32"}
@@ -60,6 +61,8 @@ def _report_switch(node: ast.AST, name: str, ctx: Context, code: str, message: s
                 ctx.saved_switches[saved] = name
         if any(names):
             return
+    if _read_for_a_log(node, ctx):
+        return
     restores = (
         isinstance(parent, ast.Assign)
         and parent.value is not node
@@ -71,6 +74,27 @@ def _report_switch(node: ast.AST, name: str, ctx: Context, code: str, message: s
     else:
         ctx.switch_changes.add(switch)
     ctx.report(node, code, message)
+
+
+def _read_for_a_log(node: ast.AST, ctx: Context) -> bool:
+    """``if torch.backends.cudnn.benchmark: logger.warning("benchmark is set to False")``: the
+    switch is read only to decide on a log line; reading it changes nothing anywhere."""
+    child, current = node, ctx.parents.get(id(node))
+    while current is not None and not isinstance(current, ast.stmt):
+        child, current = current, ctx.parents.get(id(current))
+    if not (isinstance(current, ast.If) and current.test is child) or current.orelse:
+        return False
+    return all(
+        isinstance(statement, ast.Expr)
+        and isinstance(statement.value, ast.Call)
+        and LOG_CALL.search(_call_name(statement.value) or "") is not None
+        for statement in current.body
+    )
+
+
+def _call_name(call: ast.Call) -> str | None:
+    func = call.func
+    return func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", None)
 
 
 def _top_level(node: ast.AST, ctx: Context) -> ast.AST:
@@ -93,6 +117,8 @@ def _report_torch_cuda(node: ast.AST, name: str, ctx: Context) -> None:
     parent = ctx.parents.get(id(node))
     probe = _is_probe(node, parent)
     if not member:
+        if _lookup_fallback(node, parent, ctx):
+            return
         message = (
             "`torch.cuda` module used directly; device-generic: `torch.get_device_module(device)`"
         )
@@ -103,8 +129,16 @@ def _report_torch_cuda(node: ast.AST, name: str, ctx: Context) -> None:
         return
     entry = torch_cuda_api(ctx.catalog).entry(member)
     guard = ctx.guards.get(id(node))
-    if guard is not None and guard.old_torch and entry.generic:
+    if guard is not None and entry.generic and _older_than_generic(guard, entry.since):
         entry = entry.without_generic()  # the older torch of a version test has no such form
+    # ``if device_type == "cuda": torch.cuda.is_bf16_supported()``: asked only of the CUDA
+    # device the caller chose; the device-type test is the site
+    hidden = (
+        entry.rule == "PRT602"
+        and guard is not None
+        and guard.cuda_only
+        and any(CUDA_DEVICE_TEXT.fullmatch(value) for value in guard.restated)
+    )
     if entry.rule == "PRT602":
         message = f"`torch.cuda.{member}` answers in NVIDIA compute-capability terms"
     else:
@@ -123,11 +157,52 @@ def _report_torch_cuda(node: ast.AST, name: str, ctx: Context) -> None:
         # ``if dev.type == "cuda": name = torch.cuda.get_device_name()`` for a printout, or
         # ``if torch.cuda.is_available(): torch.cuda.reset_peak_memory_stats()``
         severity = Severity.INFO
+    targets = entry.targets
+    if _divides(parent, ctx):
+        # ``proc_id % torch.cuda.device_count()``: 0 devices elsewhere, the division raises
+        severity = Severity.ERROR
+        targets = {**targets, "cpu": DIVIDES_BY_ZERO}
     if _in_skip_condition(node, ctx):
         if _vendor_siblings(node, ctx):
             return  # ``require_multi_gpu`` beside ``require_multi_xpu``: nothing to port
         severity = Severity.INFO
-    ctx.report(node, entry.rule, message, targets=entry.targets, severity=severity, fix=fix)
+    ctx.report(
+        node, entry.rule, message, targets=targets, severity=severity, fix=fix, hidden=hidden
+    )
+
+
+DIVIDES_BY_ZERO = Advice(Status.MANUAL, note="no device: the division by the count raises")
+DIVISIONS = (ast.Mod, ast.Div, ast.FloorDiv)
+
+
+def _divides(call: ast.AST | None, ctx: Context) -> bool:
+    """``n % torch.cuda.device_count()``, or ``gpus = torch.cuda.device_count()`` then ``n %
+    gpus`` in the same function: a count divides, and it is 0 without CUDA
+    (ZeroDivisionError)."""
+    if not isinstance(call, ast.Call):
+        return False
+    parent = ctx.parents.get(id(call))
+    if isinstance(parent, ast.BinOp) and parent.right is call:
+        return isinstance(parent.op, DIVISIONS)
+    name, scope = ctx.assigned_name(call), ctx.function_scope()
+    return (
+        name is not None
+        and scope is not None
+        and any(
+            isinstance(inner, ast.BinOp)
+            and isinstance(inner.op, DIVISIONS)
+            and isinstance(inner.right, ast.Name)
+            and inner.right.id == name
+            for inner in walk(scope)
+        )
+    )
+
+
+def _older_than_generic(guard: Guard, since: str | None) -> bool:
+    """The node is in the older arm of a version test (``else`` of ``if torch >= 2.3:``), or in
+    an arm for a torch older than the version the device-generic form needs."""
+    below = guard.torch_below
+    return guard.old_torch or (below is not None and version_tuple(since or "0") >= below)
 
 
 def _quiet_on_cuda_path(member: str, ctx: Context) -> bool:
@@ -219,6 +294,35 @@ MODULE_TARGETS = {
     **{t: Advice(Status.RENAME, f"torch.{t}") for t in ("npu", "mlu", "xpu", "mps")},
     "cpu": Advice(Status.UNSUPPORTED),
 }
+
+
+def _lookup_fallback(node: ast.AST, parent: ast.AST | None, ctx: Context) -> bool:
+    """``getattr(torch, device_type, torch.cuda)``, or ``try: return getattr(torch, name)``
+    then ``except AttributeError: return torch.cuda``: the device module is looked up by name,
+    which every target's device type has; ``torch.cuda`` only stands in for a name that has no
+    module, and is no site."""
+    if _torch_lookup(parent, ctx) and len(parent.args) == 3 and parent.args[2] is node:
+        return True
+    stack = ctx.walk_stack
+    for position in range(len(stack) - 1, 0, -1):
+        handler, holder = stack[position], stack[position - 1]
+        if isinstance(handler, ast.ExceptHandler) and isinstance(holder, ast.Try):
+            names = {n.id for n in walk(handler.type)} if handler.type is not None else set()
+            return "AttributeError" in names and any(
+                _torch_lookup(inner, ctx) for part in holder.body for inner in walk(part)
+            )
+    return False
+
+
+def _torch_lookup(node: ast.AST | None, ctx: Context) -> bool:
+    """``getattr(torch, name, ...)``."""
+    return (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Name)
+        and node.func.id == "getattr"
+        and len(node.args) >= 2
+        and ctx.qualified_name(node.args[0]) == "torch"
+    )
 
 
 def _is_probe(node: ast.AST, parent: ast.AST | None) -> bool:

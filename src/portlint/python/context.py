@@ -29,6 +29,9 @@ class Report:
     severity: Severity | None
     fix: Fix | None
     span: Span | None = None
+    #: Not shown, but its severity counts for the arm's test (``_quiet_tests``): a site that
+    #: the test stands for.
+    hidden: bool = False
 
 
 @dataclass
@@ -98,6 +101,7 @@ class Context:
         severity: Severity | None = None,
         fix: Fix | None = None,
         span: Span | None = None,
+        hidden: bool = False,
     ) -> None:
         """Queue a finding at ``node`` (or at ``span`` within it).
 
@@ -109,7 +113,7 @@ class Context:
         self._reported.add(key)
         rule = self.catalog.rules[code]
         chosen = targets if targets is not None else rule.targets
-        self.reports.append(Report(node, rule, message, chosen, severity, fix, span))
+        self.reports.append(Report(node, rule, message, chosen, severity, fix, span, hidden))
 
     def in_log_call(self, node: ast.AST) -> bool:
         """The node is part of what a print or log call is given
@@ -124,6 +128,29 @@ class Context:
             child, current = current, self.parents.get(id(current))
         return False
 
+    def assigned_name(self, value: ast.AST) -> str | None:
+        """The local name ``value`` is the whole value of (``gpus = <value>``), or None."""
+        assign = self.parents.get(id(value))
+        if (
+            isinstance(assign, ast.Assign)
+            and assign.value is value
+            and len(assign.targets) == 1
+            and isinstance(assign.targets[0], ast.Name)
+        ):
+            return assign.targets[0].id
+        return None
+
+    def function_scope(self) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
+        """The innermost function the walk is in, or None at module or class level."""
+        return next(
+            (
+                s
+                for s in reversed(self.walk_stack)
+                if isinstance(s, ast.FunctionDef | ast.AsyncFunctionDef)
+            ),
+            None,
+        )
+
     def in_backend(self, node: ast.AST) -> bool:
         line = getattr(node, "lineno", 0)
         return any(first <= line <= last for first, last in self.backend_lines)
@@ -135,7 +162,7 @@ class Context:
             if finding is not None:
                 finished[id(report)] = (report, finding)
         self._quiet_tests(finished)
-        return [finding for _, finding in finished.values()]
+        return [finding for report, finding in finished.values() if not report.hidden]
 
     def _quiet_tests(self, finished: dict[int, tuple[Report, Finding]]) -> None:
         """A CUDA test whose branch has only info-level findings (memory printouts, seeding after

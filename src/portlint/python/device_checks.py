@@ -379,15 +379,10 @@ def _only_given_as(
 ) -> bool:
     """``value`` is assigned to a local name, and every use of that name is the whole value of
     a keyword argument that ``accepts`` (given the call and the keyword)."""
-    assign = ctx.parents.get(id(value))
-    if not (
-        isinstance(assign, ast.Assign)
-        and len(assign.targets) == 1
-        and isinstance(assign.targets[0], ast.Name)
-    ):
+    name = ctx.assigned_name(value)
+    if name is None:
         return False
-    name = assign.targets[0].id
-    scope: ast.AST = assign
+    scope: ast.AST = ctx.parents[id(value)]
     while not isinstance(scope, ast.FunctionDef | ast.AsyncFunctionDef | ast.Module):
         parent = ctx.parents.get(id(scope))
         if parent is None:

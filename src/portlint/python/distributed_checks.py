@@ -6,10 +6,11 @@ import ast
 import re
 
 from portlint.config import version_tuple
-from portlint.model import Edit, Fix
+from portlint.model import PORTABLE, Advice, Edit, Fix
 from portlint.python.context import Context
 from portlint.python.device_checks import flowing_values
 from portlint.python.fixes import FixBase
+from portlint.python.tree import walk
 
 #: Function name -> does its first positional argument take the backend?
 BACKEND_CALLS = {
@@ -94,8 +95,11 @@ def check_backend_attribute(node: ast.Attribute, name: str, ctx: Context) -> Non
     if name == "torch.distributed.Backend.NCCL" and not _refused(node, ctx):
         parent = ctx.parents.get(id(node))
         code = "PRT302" if isinstance(parent, ast.Compare) else "PRT301"
-        message = "Backend compared with `Backend.NCCL`" if code == "PRT302" else None
-        ctx.report(node, code, message or "NCCL backend hard-coded")
+        if code == "PRT302":
+            targets = _left_to_compare(node, ctx)
+            ctx.report(node, code, "Backend compared with `Backend.NCCL`", targets=targets)
+        else:
+            ctx.report(node, code, "NCCL backend hard-coded")
 
 
 def check_backend_comparison(node: ast.Compare, ctx: Context) -> None:
@@ -112,7 +116,49 @@ def check_backend_comparison(node: ast.Compare, ctx: Context) -> None:
         )
         for element in elements:
             if _is_nccl(element):
-                ctx.report(element, "PRT302", 'Backend compared with `"nccl"`')
+                targets = _left_to_compare(element, ctx)
+                ctx.report(element, "PRT302", 'Backend compared with `"nccl"`', targets=targets)
+
+
+def _left_to_compare(node: ast.AST, ctx: Context) -> dict[str, Advice]:
+    """PRT302's targets, less those whose backend the function handles itself: a target whose
+    backend it compares with (``elif backend == "hccl":`` picks the npu device), and the targets
+    on Gloo (mps, cpu) where it builds the CPU device, which is the one Gloo wants
+    (``else: return torch.device("cpu")``)."""
+    scope = ctx.function_scope()
+    targets = dict(ctx.catalog.rules["PRT302"].targets)
+    if scope is None:
+        return targets
+    facts = ctx.catalog.target_facts()
+    handled: set[str] = set()
+    for inner in walk(scope):
+        if isinstance(inner, ast.Compare) and any(
+            _names_backend(operand) for operand in (inner.left, *inner.comparators)
+        ):
+            named = {
+                str(c.value).lower()
+                for operand in (inner.left, *inner.comparators)
+                for c in walk(operand)
+                if isinstance(c, ast.Constant) and isinstance(c.value, str)
+            }
+            handled |= named - {"nccl", "gloo"}
+        elif _builds_cpu_device(inner):
+            handled.add("gloo")
+    for target in targets:
+        if facts.get(target, {}).get("backend") in handled:
+            targets[target] = PORTABLE
+    return targets
+
+
+def _builds_cpu_device(node: ast.AST) -> bool:
+    """``torch.device("cpu")``."""
+    return (
+        isinstance(node, ast.Call)
+        and _function_name(node) == "device"
+        and bool(node.args)
+        and isinstance(node.args[0], ast.Constant)
+        and node.args[0].value == "cpu"
+    )
 
 
 def _selects_a_number(node: ast.Compare, ctx: Context) -> bool:

@@ -57,6 +57,9 @@ class Guard:
     #: In the CUDA arm of a chain whose ``else`` fails off CUDA (``else: raise``, or the same
     #: CUDA call again): the other targets do not skip the arm silently, they fail (error).
     fails_elsewhere: bool = False
+    #: In an arm for a torch older than this version (``if TORCH_VERSION < "1.10":``): a
+    #: device-generic form added since is not there.
+    torch_below: tuple[int, int] | None = None
 
     def inside(
         self,
@@ -68,6 +71,7 @@ class Guard:
         refuses: bool = False,
         restated: frozenset[str] = frozenset(),
         fails_elsewhere: bool = False,
+        torch_below: tuple[int, int] | None = None,
     ) -> Guard:
         if only is None:
             only = self.only
@@ -82,6 +86,7 @@ class Guard:
             self.refuses or refuses,
             self.restated | restated,
             self.fails_elsewhere or fails_elsewhere,
+            min(filter(None, (self.torch_below, torch_below)), default=None),
         )
 
 
@@ -293,12 +298,15 @@ def cuda_polarity(test: ast.expr, resolve: Resolve, cuda_flags: set[str]) -> int
     return 1 if _is_cuda_check(test, resolve) else 0
 
 
-def nccl_backend_test(test: ast.expr, flags: set[str]) -> bool:
+def nccl_backend_test(
+    test: ast.expr, flags: set[str], backends: frozenset[str] = frozenset({"nccl"})
+) -> bool:
     """``backend == "nccl"``, ``get_backend(group) == Backend.NCCL``, or a name that holds such
     a test (``is_nccl = backend == Backend.NCCL``): true only where the process group runs on
-    NCCL, which needs a CUDA (or ROCm) build."""
+    NCCL, which needs a CUDA (or ROCm) build. ``backends`` are the NVIDIA-only backend names
+    (rules/distributed.toml ``[backends]``: also SageMaker's ``"smddp"``)."""
     if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And):
-        return any(nccl_backend_test(value, flags) for value in test.values)
+        return any(nccl_backend_test(value, flags, backends) for value in test.values)
     if isinstance(test, ast.Name):
         return test.id in flags
     if not (isinstance(test, ast.Compare) and len(test.ops) == 1):
@@ -306,7 +314,7 @@ def nccl_backend_test(test: ast.expr, flags: set[str]) -> bool:
     if not isinstance(test.ops[0], ast.Eq):
         return False
     for side in (test.left, test.comparators[0]):
-        if isinstance(side, ast.Constant) and str(side.value).lower() == "nccl":
+        if isinstance(side, ast.Constant) and str(side.value).lower() in backends:
             return True
         if isinstance(side, ast.Attribute) and side.attr == "NCCL":
             return True
@@ -488,3 +496,33 @@ def _newer_operator(symbol: str, version_on_left: bool) -> bool | None:
     if symbol not in (">", ">=", "<", "<="):
         return None
     return symbol.startswith(">") == version_on_left
+
+
+#: ``"1.10.0"``, ``"1.10"``: a version string a torch-version test compares with.
+VERSION_TEXT = re.compile(r"(\d+)\.(\d+)(?:\.\d+)?")
+
+
+def older_torch_bound(test: ast.expr) -> tuple[int, int] | None:
+    """``digit_version("1.5") <= digit_version(TORCH_VERSION) < digit_version("1.10")``,
+    ``torch_version < "1.12"``: the arm runs only on a torch older than the returned version;
+    None when the test sets no such upper bound."""
+    if not isinstance(test, ast.Compare) or "torch" not in ast.unparse(test).lower():
+        return None
+    operands = [test.left, *test.comparators]
+    for position, op in enumerate(test.ops):
+        left, right = operands[position], operands[position + 1]
+        if isinstance(op, ast.Lt):
+            version, bound = left, right
+        elif isinstance(op, ast.Gt):
+            version, bound = right, left
+        else:
+            continue
+        if "version" not in ast.unparse(version).lower():
+            continue
+        texts = [
+            n.value for n in walk(bound) if isinstance(n, ast.Constant) and isinstance(n.value, str)
+        ]
+        match = VERSION_TEXT.fullmatch(texts[0]) if len(texts) == 1 else None
+        if match:
+            return int(match.group(1)), int(match.group(2))
+    return None
