@@ -3,10 +3,10 @@
 Parsed whole, a file costs about 80 bytes of syntax tree per byte of text, and the walk's state
 and the findings as much again: a generated file of a few MB with a finding on every line takes
 hundreds of MB. In check mode, a file of more than a million characters (``part_threshold`` in
-``engine.ANALYSERS``) is instead cut
-between top-level statements into parts of about ``part_size`` characters, and each part is
-analysed as a module of its own, together with the module-level statements from elsewhere in the
-file that the analysis reads across statements (its *context*):
+``engine.ANALYSERS``) is instead cut between top-level statements into parts of about
+``part_size`` characters, and each part is analysed as a module of its own, together with the
+module-level statements from elsewhere in the file that the analysis reads across statements (its
+*context*):
 
 - imports (they bind the names every line resolves through);
 - assignments, and ``if``/``try``/``with``/``for``/``while``/``match`` blocks, whose lines hold
@@ -14,13 +14,18 @@ file that the analysis reads across statements (its *context*):
   flags that later lines use);
 - definitions whose lines hold a candidate word, classes named for a vendor, and definitions
   a decorator may register for a device type (backend detection reads them), in full;
-- every other definition as one line, ``def name(): pass`` (a module fact: its name).
+- a definition that calls a private function the context holds whole (a check of a helper reads
+  its callers);
+- stand-ins of one line for what the fixes read of the module as a whole (where the leading
+  imports end, whether it is a script, a name a fix would define).
 
 Bare expression statements elsewhere in the file (a module-level call) are left out: they bind
 nothing, and they are the bulk of such generated files. Each part's findings are selected,
 suppressed and sorted as a file's are, moved back to the file's lines, and kept compressed until
 the file is done (``sink.FindingParts``). So the memory of a run is the file's text, its
-findings compressed (a few bytes each), and one part's analysis.
+findings compressed (a few bytes each), and one part's analysis. A part after the first that no
+check can report on (no candidate word, vendor word, suppression comment or name of the
+context) is not analysed at all.
 
 The file is analysed whole (the same findings as any file gets) when parts cannot be sure to
 hold what the whole parse would:
@@ -32,11 +37,12 @@ hold what the whole parse would:
 - the text has a line break other than ``\\n`` and ``\\r\\n``, or a future import that changes
   the grammar.
 
-What a part cannot see: a name assigned at module level from a line without a candidate word,
-and used in another part (``y = dev``, where ``dev = "cuda"``); a module-level ``if`` that ends
-with an early exit and guards the statements after it in another part. Both are rare in files
-this size; ``benchmarks/part_equivalence.py`` compares the two analyses on real files and
-fixtures cut into tiny parts.
+What a part cannot see: a value that flows from one part into another through a module-level
+expression statement (``parser.add_argument("--device", default="cuda")``, then
+``torch.device(args.device)`` in a later part) or through an assignment with no candidate word
+(``y = dev``, where ``dev = "cuda"``). ``benchmarks/part_equivalence.py`` compares the two
+analyses on real files and fixtures cut into parts of any size: at the real size, no difference
+on the precision checkouts.
 """
 
 from __future__ import annotations
@@ -68,6 +74,10 @@ DOUBTS_BEFORE_LEAPS = 8
 #: Statements of the context when their lines hold a candidate word (or, for assignments, name
 #: another vendor).
 BLOCKS = (ast.If, ast.Try, ast.TryStar, ast.With, ast.For, ast.While, ast.Match)
+#: The start of a module.
+TOP = Span(1, 0, 1, 0)
+#: A call of a private function: ``_device_id()``.
+PRIVATE_CALL = re.compile(r"\b(_\w+)\(")
 ASSIGNMENTS = (ast.Assign, ast.AnnAssign, ast.AugAssign)
 DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 
@@ -168,7 +178,7 @@ def _parsed_parts(
         del tree
     if pending:
         return None
-    return pieces, sorted(context.parts, key=lambda piece: piece.first), context.names
+    return pieces, context.finish(), context.names
 
 
 class Context:
@@ -180,6 +190,10 @@ class Context:
         self.parts: list[Part] = []
         #: Names the context's statements assign.
         self.names: set[str] = set()
+        #: Private functions the context holds whole; definitions left out that call private
+        #: functions: (first line, text, the names called).
+        self.private: set[str] = set()
+        self.callers: list[tuple[int, str, frozenset[str]]] = []
         #: The leading docstring and imports, where the fixes insert a module-level device
         #: (``fixes.insertion_point``), have ended; a statement that makes the file a script
         #: (``fixes.is_script``) has been seen; a statement has been seen at all.
@@ -196,6 +210,8 @@ class Context:
         if kept is not None:
             self.add(first, kept)
             self.names.update(_names(statement))
+        if isinstance(statement, DEFINITIONS):
+            self._definition(statement, first, kept, _lines(statement, lines))
         leading = isinstance(statement, ast.Import | ast.ImportFrom) or _imports_in(statement)
         if not self.started and _is_docstring(statement):
             self.add(last, '""\n')  # the end of the leading docstring
@@ -209,6 +225,26 @@ class Context:
             _makes_script(statement) and not (not self.started and _is_docstring(statement))
         )
         self.started = True
+
+    def _definition(self, statement: ast.stmt, first: int, kept: str | None, whole: str) -> None:
+        """Remember a private function the context holds whole, and a definition left out that
+        calls a private function: a check of the function reads its callers (a helper whose
+        answer is only formatted into text), so a caller of one the context holds joins it
+        (``finish``)."""
+        assert isinstance(statement, DEFINITIONS)
+        if kept == whole and statement.name.startswith("_"):
+            self.private.add(statement.name)
+        elif kept is None:
+            calls = frozenset(PRIVATE_CALL.findall(whole))
+            if calls:
+                self.callers.append((first, whole, calls))
+
+    def finish(self) -> list[Part]:
+        """The context's statements in file order."""
+        for first, text, calls in self.callers:
+            if calls & self.private:
+                self.add(first, text)
+        return sorted(self.parts, key=lambda piece: piece.first)
 
     def _text(self, statement: ast.stmt, lines: list[str]) -> str | None:
         """The text ``statement`` adds to the context, or None."""
@@ -388,6 +424,8 @@ def _part_findings(
         return segment.first + line - segment.at
 
     def place(span: Span) -> Span:
+        if span == TOP:
+            return TOP  # an insertion before every statement: the file's too (no imports)
         return Span(moved(span.line), span.column, moved(span.end_line), span.end_column)
 
     return [
