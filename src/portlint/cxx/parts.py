@@ -32,15 +32,23 @@ The context of a part, from the rest of the file, in file order:
 - a declaration of every kernel, with ``__launch_bounds__`` where it has them (the launch
   checks ask whether the launched kernel is declared here, and bounded).
 
+Each of these is about one name, and a part gets those whose name it holds (the checks read
+them only for a name they meet). The kernels and the constants outside functions need a
+parse: when the file launches kernels or reads a compute capability, each part is parsed once
+on its own before the parts are analysed.
+
 What the checks ask of the whole file's text (``Unit.contains``: does the file mention warps,
 launches, ``asm``?) is asked of the whole file. The file is analysed whole, the same findings
-as any file gets, when parts cannot be sure to hold what the whole parse would: a brace,
-parenthesis or ``#if`` group opened in one branch of an ``#if`` and closed in another (or not
-at all), a raw string not closed, a conditional directive inside a comment, a lone carriage
-return, a variable set from a compute capability that is not local to one function (the arch
-checks follow it through the whole file), fewer than two parts, or a context longer than
-``CONTEXT_PARTS`` parts. ``benchmarks/part_equivalence.py --cxx`` compares the two analyses on
-real files and fixtures cut into tiny parts.
+as any file gets, when parts cannot be sure to hold what the whole parse would: a part
+tree-sitter cannot parse without an error (on the whole file, its error recovery may go on past
+the cut, over declarations that parse in their own part, and give them other nodes and no
+fixes), a brace, parenthesis or ``#if`` group opened in one branch of an ``#if`` and closed in
+another (or not at all), a raw string not closed, a conditional directive inside a comment, a
+lone carriage return, a variable set from a compute capability that is not local to one
+function, or set in two parts (the arch checks follow such a name through the whole file),
+fewer than two parts, or a context longer than ``CONTEXT_PARTS`` parts for some part.
+``benchmarks/part_equivalence.py --cxx`` compares the two analyses on real files and fixtures
+cut into tiny parts.
 """
 
 from __future__ import annotations
