@@ -125,6 +125,17 @@ def test_no_cut_inside_a_group_that_has_a_hip_branch():
     ]
 
 
+def test_no_cut_inside_a_match_the_checks_read_across_lines():
+    # the launch checks read ``const int\nkBlock = 512;`` as a constant, comment and all
+    text = "int a;\n// const int\nkBlock = 512;\nint b;\n"
+    pieces = parts.cut(text, 1, HIP_MACROS)
+    assert [text[p.start : p.end] for p in pieces] == [
+        "int a;\n",
+        "// const int\nkBlock = 512;\n",
+        "int b;\n",
+    ]
+
+
 @pytest.mark.parametrize(
     "text",
     [
