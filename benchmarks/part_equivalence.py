@@ -1,12 +1,14 @@
-"""Findings of Python files analysed in parts (``portlint.python.parts``) against the whole.
+"""Findings of files analysed in parts (``portlint.python.parts``, ``portlint.cxx.parts``)
+against the whole.
 
-    python benchmarks/part_equivalence.py PATH... [--part-size N] [--show 5]
+    python benchmarks/part_equivalence.py PATH... [--cxx] [--part-size N] [--show 5]
 
-Each ``.py`` file under the paths is linted twice in check mode with the default settings: whole,
-and cut into parts of about ``--part-size`` characters (default 1: a cut at every place a cut can
-go, the hardest case), however small the file and however large its context. Prints how many
-files were compared, how many were analysed in parts (the rest fell back to the whole analysis),
-and every file whose findings differ, with the first differences.
+Each ``.py`` file (with ``--cxx``: each C++/CUDA file) under the paths is linted twice in check
+mode with the default settings: whole, and cut into parts of about ``--part-size`` characters
+(default 1: a cut at every place a cut can go, the hardest case), however small the file and
+however large its context. Prints how many files were compared, how many were analysed in parts
+(the rest fell back to the whole analysis), and every file whose findings differ, with the first
+differences.
 """
 
 from __future__ import annotations
@@ -18,38 +20,43 @@ from pathlib import Path
 
 from portlint import engine
 from portlint.config import Settings
+from portlint.cxx import parts as cxx_parts
+from portlint.discover import language_of
 from portlint.engine import lint_source, read_source
-from portlint.python import parts
+from portlint.python import parts as python_parts
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("paths", nargs="+", type=Path)
+    parser.add_argument("--cxx", action="store_true", help="C++/CUDA files instead of Python")
     parser.add_argument("--part-size", type=int, default=1)
     parser.add_argument("--show", type=int, default=3, help="differences shown per file")
     args = parser.parse_args()
+    language = "cxx" if args.cxx else "python"
     files = sorted(
         path
         for root in args.paths
-        for path in ([root] if root.is_file() else root.rglob("*.py"))
-        if path.is_file()
+        for path in ([root] if root.is_file() else root.rglob("*"))
+        if path.is_file() and language_of(path) == language
     )
     settings = Settings()
-    python = engine.ANALYSERS["python"]
+    analyser = engine.ANALYSERS[language]
+    parts = cxx_parts if args.cxx else python_parts
     parts.SMALLEST_PART = args.part_size
     parts.PARTS_PER_FILE = 1 << 62
     parts.CONTEXT_PARTS = 1 << 62
     compared = in_parts = differing = 0
     for path in files:
         try:
-            source = read_source(path, "python")
+            source = read_source(path, language)
         except engine.UnreadableFile:
             continue
-        engine.ANALYSERS["python"] = replace(python, part_threshold=1 << 62)
-        whole = list(lint_source(source, "python", settings).findings)
-        engine.ANALYSERS["python"] = replace(python, part_threshold=0)
-        result = lint_source(source, "python", settings).findings
-        engine.ANALYSERS["python"] = python
+        engine.ANALYSERS[language] = replace(analyser, part_threshold=1 << 62)
+        whole = list(lint_source(source, language, settings).findings)
+        engine.ANALYSERS[language] = replace(analyser, part_threshold=0)
+        result = lint_source(source, language, settings).findings
+        engine.ANALYSERS[language] = analyser
         compared += 1
         in_parts += not isinstance(result, tuple)
         cut = list(result)

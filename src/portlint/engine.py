@@ -108,7 +108,13 @@ ANALYSERS: dict[str, Analyser] = {
     "pyproject": Analyser("portlint.deploy.analysers", "is_candidate", "analyse_pyproject"),
     "setup-cfg": Analyser("portlint.deploy.analysers", "is_candidate", "analyse_setup_cfg"),
     "cmake": Analyser("portlint.deploy.analysers", "is_candidate", "analyse_cmake"),
-    "cxx": Analyser("portlint.cxx.analyser", "is_candidate", "analyse_cxx"),
+    "cxx": Analyser(
+        "portlint.cxx.analyser",
+        "is_candidate",
+        "analyse_cxx",
+        in_parts="portlint.cxx.parts:lint_in_parts",
+        part_threshold=1_000_000,
+    ),
 }
 #: Languages whose files declare their encoding as Python source does (PEP 263).
 PYTHON_LANGUAGES = frozenset({"python", "python-setup"})

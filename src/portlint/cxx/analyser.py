@@ -19,7 +19,10 @@ from portlint.model import SourceFile
 from portlint.wordsearch import holds_any, word_searches
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from portlint.config import Settings
+    from portlint.cxx.unit import Unit
     from portlint.sink import FindingSink
 
 #: Text at least one of which a file must contain for any C++ rule to fire. Checked against every
@@ -110,12 +113,19 @@ def analyse_cxx(
 ) -> None:
     """Emit the findings of one C++/CUDA file into ``sink``: API sites, then kernels, then
     hazards (the engine sorts them into file order)."""
-    from portlint.cxx.api_sites import find_api_sites
-    from portlint.cxx.hazards import find_hazards
-    from portlint.cxx.kernels import find_kernels, report_kernels
+    analyse_unit(make_unit(source, catalog, sink), settings)
+
+
+def make_unit(
+    source: SourceFile,
+    catalog: Catalog,
+    sink: FindingSink,
+    unit_type: Callable[..., Unit] | None = None,
+) -> Unit:
+    """The file parsed, with what every check reads of it (``unit_type``: a ``Unit`` that reads
+    one part of a larger file, ``cxx.parts``)."""
     from portlint.cxx.parsing import parse
     from portlint.cxx.preprocessor import hip_guarded_lines
-    from portlint.cxx.table import load_table
     from portlint.cxx.unit import Unit
     from portlint.textindex import LineIndex
 
@@ -123,17 +133,26 @@ def analyse_cxx(
     data = source.text.encode("utf-8", "surrogateescape")
     index = LineIndex(source.text)
     hip_macros = catalog.table("cxx").get("guards", {}).get("hip_macros", ())
-    unit = Unit(
+    suffix = os.path.splitext(source.path)[1].lower()
+    return (unit_type or Unit)(
         path=source.path,
-        suffix=os.path.splitext(source.path)[1].lower(),
+        suffix=suffix,
         data=data,
-        tree=parse(data, os.path.splitext(source.path)[1].lower()),
+        tree=parse(data, suffix),
         index=index,
         catalog=catalog,
         guarded=hip_guarded_lines(index.lines, hip_macros),
         sink=sink,
     )
+
+
+def analyse_unit(unit: Unit, settings: Settings | None) -> None:
+    from portlint.cxx.api_sites import find_api_sites
+    from portlint.cxx.hazards import find_hazards
+    from portlint.cxx.kernels import find_kernels, report_kernels
+    from portlint.cxx.table import load_table
+
     kernels = find_kernels(unit)
-    find_api_sites(unit, load_table(catalog), settings.rocm_version if settings else None)
+    find_api_sites(unit, load_table(unit.catalog), settings.rocm_version if settings else None)
     report_kernels(unit, kernels)
     find_hazards(unit, kernels)
