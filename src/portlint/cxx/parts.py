@@ -388,8 +388,8 @@ def text_context(text: str) -> list[Piece]:
         else:
             found.append((match.start(), f"const unsigned {match[3]} = {match[4]};\n", match[3]))
     for match in CG_ALIAS.finditer(text):
-        line = f"namespace {match[1]} = cooperative_groups;\n"
-        found.append((match.start(), line, match[1]))
+        alias = f"namespace {match[1]} = cooperative_groups;\n"
+        found.append((match.start(), alias, match[1]))
     found.sort(key=lambda item: item[0])  # stable: the order above at one place
     pieces = []
     line, position = 1, 0
