@@ -44,6 +44,7 @@ def main() -> int:
     analyser = engine.ANALYSERS[language]
     parts = cxx_parts if args.cxx else python_parts
     parts.SMALLEST_PART = args.part_size
+    parts.WHOLE_UP_TO = 0
     parts.PARTS_PER_FILE = 1 << 62
     parts.CONTEXT_PARTS = 1 << 62
     compared = in_parts = differing = 0

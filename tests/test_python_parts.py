@@ -31,6 +31,7 @@ def tiny_parts(monkeypatch):
     """Every file in parts, cut at every place a cut can go, whatever its context."""
     python = engine.ANALYSERS["python"]
     monkeypatch.setitem(engine.ANALYSERS, "python", replace(python, part_threshold=0))
+    monkeypatch.setattr(parts, "WHOLE_UP_TO", 0)
     monkeypatch.setattr(parts, "SMALLEST_PART", 1)
     monkeypatch.setattr(parts, "PARTS_PER_FILE", 1 << 62)
     monkeypatch.setattr(parts, "CONTEXT_PARTS", 1 << 62)
@@ -113,6 +114,18 @@ def test_a_generated_file_above_the_threshold_is_analysed_in_parts(tmp_path, cap
     assert [item["line"] for item in in_parts] == list(range(2, 2_002))
     assert in_parts == whole
     assert len(list((tmp_path / "c").rglob("*.json"))) == 1  # the whole analysis is cached
+
+
+def test_which_files_are_analysed_in_parts():
+    """Above 100 kB, a file with more than a thousand candidate words (generated) goes in parts,
+    a hand-written one (none of several real trees has more than 200) stays whole."""
+    call = "torch.cuda.synchronize()\n"
+    dense = SourceFile("dense.py", "import torch\n" + call * 4_800)  # 120 kB, 4,800 words
+    assert isinstance(lint_source(dense, "python", Settings()).findings, FindingParts)
+    sparse = SourceFile("sparse.py", "import torch\n" + (call + "x = 1\n" * 40) * 500)  # 148 kB
+    assert isinstance(lint_source(sparse, "python", Settings()).findings, tuple)
+    small = SourceFile("small.py", "import torch\n" + call * 3_000)  # 75 kB
+    assert isinstance(lint_source(small, "python", Settings()).findings, tuple)
 
 
 def test_finding_parts_read_in_order_and_travel_between_processes(tiny_parts):

@@ -91,7 +91,7 @@ ANALYSERS: dict[str, Analyser] = {
         "analyse_python",
         apply_fixes="portlint.python.transform:fix_python",
         in_parts="portlint.python.parts:lint_in_parts",
-        part_threshold=1_000_000,
+        part_threshold=100_000,  # and the function decides: parts.WHOLE_UP_TO
     ),
     # Build and deployment files (portlint.deploy); one prefilter for all of them.
     "python-setup": Analyser(

@@ -2,11 +2,12 @@
 
 Parsed whole, a file costs about 80 bytes of syntax tree per byte of text, and the walk's state
 and the findings as much again: a generated file of a few MB with a finding on every line takes
-hundreds of MB. In check mode, a file of more than a million characters (``part_threshold`` in
-``engine.ANALYSERS``) is instead cut between top-level statements into parts of about
-``part_size`` characters, and each part is analysed as a module of its own, together with the
-module-level statements from elsewhere in the file that the analysis reads across statements (its
-*context*):
+hundreds of MB. In check mode, a file of more than a million characters (``WHOLE_UP_TO``), or of
+more than 100 kB (``part_threshold`` in ``engine.ANALYSERS``) with more than ``DENSE`` candidate
+words (a generated file of CUDA calls: no hand-written module of several real trees has more than
+200), is instead cut between top-level statements into parts of about ``part_size`` characters,
+and each part is analysed as a module of its own, together with the module-level statements from
+elsewhere in the file that the analysis reads across statements (its *context*):
 
 - imports (they bind the names every line resolves through);
 - assignments, and ``if``/``try``/``with``/``for``/``while``/``match`` blocks, whose lines hold
@@ -49,6 +50,7 @@ from __future__ import annotations
 
 import ast
 import bisect
+import itertools
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass, replace
@@ -64,6 +66,10 @@ from portlint.python.relevance import CANDIDATE_SEARCHES, VENDOR_TEXT
 from portlint.sink import FindingParts
 from portlint.suppress import file_is_suppressed, may_hold_suppressions
 
+#: Files up to this many characters are analysed whole unless they hold more than ``DENSE``
+#: candidate words.
+WHOLE_UP_TO = 1_000_000
+DENSE = 1000
 #: A file is cut into about this many parts, each at least ``SMALLEST_PART`` characters.
 PARTS_PER_FILE = 512
 SMALLEST_PART = 4096
@@ -112,6 +118,8 @@ def lint_in_parts(source: SourceFile, settings: Settings, catalog: Catalog) -> F
     """The file's selected findings, part by part (as ``engine.select_findings`` gives them for
     the whole file), or None where the file must be analysed whole."""
     text = source.text
+    if len(text) <= WHOLE_UP_TO and not _dense(text):
+        return None
     if file_is_suppressed(text):
         return FindingParts()  # as for a whole file: nothing reported
     if "\r" in text.replace("\r\n", "") or "barry_as_FLUFL" in text:
@@ -133,6 +141,13 @@ def lint_in_parts(source: SourceFile, settings: Settings, catalog: Catalog) -> F
             return None
         found.add(findings)
     return found
+
+
+def _dense(text: str) -> bool:
+    """More than ``DENSE`` candidate words: a file whose findings, and their syntax, would cost
+    far more than its size if it were analysed whole."""
+    found = itertools.chain.from_iterable(search.finditer(text) for search in CANDIDATE_SEARCHES)
+    return next(itertools.islice(found, DENSE, None), None) is not None
 
 
 def _nothing_to_report(text: str, names: re.Pattern[str] | None) -> bool:
