@@ -105,6 +105,7 @@ class Analyser(ast.NodeVisitor):
         self.ctx = ctx
         self.guard = Guard()
         self.stack: list[ast.AST] = ctx.walk_stack
+        ctx.resolver.lines = ctx.index.lines
         self.relevance = Relevance(ctx.text, ctx.index.lines)
         markers = {
             target: tuple(facts.get("markers", ()))

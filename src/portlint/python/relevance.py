@@ -44,6 +44,12 @@ CANDIDATE_SEARCHES = word_searches(
 VENDOR_TEXT = re.compile(
     r"(?i:npu|mlu|xpu|mps|rocm|hip|ipex|ascend|intel|amd|cpu|accelerator|get_device_module)"
 )
+#: ``VENDOR_TEXT``'s words, to look for in lower-cased ASCII text: on ASCII text the same answer,
+#: several times faster than the case-insensitive expression, which has no literal to skip to.
+VENDOR_WORDS = (
+    *("npu", "mlu", "xpu", "mps", "rocm", "hip", "ipex", "ascend", "intel", "amd", "cpu"),
+    *("accelerator", "get_device_module"),
+)
 #: Statements that are always walked: they bind names that later lines resolve through.
 ALWAYS = (ast.Import, ast.ImportFrom)
 
@@ -79,10 +85,13 @@ class Relevance:
     def _uses_flow_name(self, first: int, last: int) -> bool:
         if not self.flow_names:
             return False
+        text = self._text_of(first, last)
+        if not any(name in text for name in self.flow_names):
+            return False  # the names as words need the names as text first
         if self._flow_pattern is None:
             alternatives = "|".join(sorted(map(re.escape, self.flow_names)))
             self._flow_pattern = re.compile(rf"\b(?:{alternatives})\b")
-        return self._flow_pattern.search(self._text_of(first, last)) is not None
+        return self._flow_pattern.search(text) is not None
 
     def may_report(self, statement: ast.stmt) -> bool:
         if isinstance(statement, ALWAYS):
@@ -100,7 +109,11 @@ class Relevance:
 
     def names_vendor(self, first: int, last: int) -> bool:
         """Lines ``first``..``last`` name another vendor (checked on demand: few lines ask)."""
-        return VENDOR_TEXT.search(self._text_of(first, last)) is not None
+        text = self._text_of(first, last)
+        if text.isascii():
+            lower = text.lower()
+            return any(word in lower for word in VENDOR_WORDS)
+        return VENDOR_TEXT.search(text) is not None
 
     def _text_of(self, first: int, last: int) -> str:
         """Lines ``first``..``last`` joined by line breaks: one search over them finds what a

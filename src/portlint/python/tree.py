@@ -10,24 +10,40 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterator
 
-#: Node type -> the fields that can hold nodes. ``ctx`` (Load, Store, Del) is left out: it is on
-#: nearly every name and attribute, and no check looks at it.
-CHILD_FIELDS: dict[type, tuple[str, ...]] = {}
+#: Fields that never hold a node (names, numbers, flags, and the ``ctx`` marker of names and
+#: attributes, which no check reads): left out of every walk here.
+SCALAR_FIELDS = frozenset(
+    {"ctx", "id", "attr", "name", "asname", "arg", "module", "level", "kind", "type_comment"}
+    | {"is_async", "conversion", "simple", "tag"}
+)
+#: Node type -> the fields of it that can hold nodes. Names and constants, half the nodes of a
+#: tree, have none, so they cost one look-up.
+NODE_FIELDS: dict[type, tuple[str, ...]] = {ast.Constant: (), ast.Global: (), ast.Nonlocal: ()}
+
+
+def node_fields(kind: type) -> tuple[str, ...]:
+    """The fields of node type ``kind`` that can hold nodes, in field order."""
+    fields = NODE_FIELDS.get(kind)
+    if fields is None:
+        fields = NODE_FIELDS[kind] = tuple(f for f in kind._fields if f not in SCALAR_FIELDS)
+    return fields
 
 
 def child_nodes(node: ast.AST) -> list[ast.AST]:
     """The direct children of ``node`` in field order, as ``ast.iter_child_nodes``, less ``ctx``."""
-    kind = type(node)
-    fields = CHILD_FIELDS.get(kind)
+    fields = NODE_FIELDS.get(type(node))
     if fields is None:
-        fields = CHILD_FIELDS[kind] = tuple(name for name in kind._fields if name != "ctx")
+        fields = node_fields(type(node))
+    if not fields:
+        return []
     children: list[ast.AST] = []
+    AST = ast.AST
     for name in fields:
         value = getattr(node, name, None)
-        if isinstance(value, ast.AST):
+        if type(value) is list:
+            children += [item for item in value if isinstance(item, AST)]
+        elif isinstance(value, AST):
             children.append(value)
-        elif isinstance(value, list):
-            children += [item for item in value if isinstance(item, ast.AST)]
     return children
 
 
@@ -39,15 +55,6 @@ def walk(node: ast.AST) -> Iterator[ast.AST]:
         queue.extend(child_nodes(current))
 
 
-#: Fields that never hold a node (names, numbers, flags): left out of ``parent_map``'s walk.
-SCALAR_FIELDS = frozenset(
-    {"ctx", "id", "attr", "name", "asname", "arg", "module", "level", "kind", "type_comment"}
-    | {"is_async", "conversion", "simple", "tag"}
-)
-#: Node type -> the fields of it that can hold nodes, for ``parent_map``.
-NODE_FIELDS: dict[type, tuple[str, ...]] = {ast.Constant: (), ast.Global: (), ast.Nonlocal: ()}
-
-
 def parent_map(tree: ast.AST) -> dict[int, ast.AST]:
     """``id(child) -> parent`` for every node below ``tree``: the map ``ast.walk`` with
     ``ast.iter_child_nodes`` gives, in the same breadth-first order (so the shared operator
@@ -55,13 +62,11 @@ def parent_map(tree: ast.AST) -> dict[int, ast.AST]:
     About twice as fast as building it with ``ast.walk``."""
     found: dict[int, ast.AST] = {}
     queue = [tree]
-    append, AST = queue.append, ast.AST
+    append, AST, known = queue.append, ast.AST, NODE_FIELDS
     for node in queue:  # the list grows while it is read: a queue without popping
-        kind = type(node)
-        fields = NODE_FIELDS.get(kind)
+        fields = known.get(type(node))
         if fields is None:
-            fields = tuple(name for name in kind._fields if name not in SCALAR_FIELDS)
-            NODE_FIELDS[kind] = fields
+            fields = node_fields(type(node))
         for name in fields:
             value = getattr(node, name, None)
             if type(value) is list:
