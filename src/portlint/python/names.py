@@ -9,12 +9,15 @@ whole function, as in Python. At module level an import wins over other bindings
 from __future__ import annotations
 
 import ast
+import functools
 import re
 
 from portlint.python.tree import child_nodes
 
 #: Bound in a scope, but not to a module or object we know.
 UNKNOWN = None
+#: What ``dict.get`` gives for a name a scope does not bind.
+_ABSENT = object()
 
 
 class Scope:
@@ -40,7 +43,7 @@ class Scope:
         #: every node of the body.
         self.lines: list[str] | None = None
 
-    @property
+    @functools.cached_property
     def bindings(self) -> dict[str, str | None]:
         if self._body is not None:
             body, self._body = self._body, None
@@ -277,9 +280,13 @@ class NameResolver:
         return all(scope.kind != "function" for scope in self.scopes)
 
     def lookup(self, name: str) -> str | None:
-        for scope in self.visible():
-            if name in scope.bindings:
-                return scope.bindings[name]
+        current = self.scopes[-1]
+        for scope in reversed(self.scopes):  # as ``visible``, without building its list
+            if scope.kind == "class" and scope is not current:
+                continue
+            found = scope.bindings.get(name, _ABSENT)
+            if found is not _ABSENT:
+                return found
         return None
 
     def qualified_name(self, node: ast.expr) -> str | None:

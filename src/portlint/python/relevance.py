@@ -136,8 +136,11 @@ def _candidate_prefix(text: str, count: int) -> list[int]:
         return _last[2]
     positions = [m.start() for search in CANDIDATE_SEARCHES for m in search.finditer(text)]
     positions += _import_lines(text)
-    hits = _line_numbers(text, positions)
-    prefix = [0, *accumulate(line in hits for line in range(1, count + 1))]
+    marks = bytearray(count + 1)  # marks[n] = 1 where line n holds one
+    for line in _line_numbers(text, positions):
+        if line <= count:
+            marks[line] = 1
+    prefix = list(accumulate(marks))
     _last = (text, count, prefix)
     return prefix
 

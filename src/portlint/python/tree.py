@@ -21,6 +21,10 @@ SCALAR_FIELDS = frozenset(
 NODE_FIELDS: dict[type, tuple[str, ...]] = {ast.Constant: (), ast.Global: (), ast.Nonlocal: ()}
 
 
+#: Node types without children: half the nodes of a tree.
+LEAVES = frozenset({ast.Name, ast.Constant, ast.Load, ast.Store, ast.Del})
+
+
 def node_fields(kind: type) -> tuple[str, ...]:
     """The fields of node type ``kind`` that can hold nodes, in field order."""
     fields = NODE_FIELDS.get(kind)
@@ -49,10 +53,11 @@ def child_nodes(node: ast.AST) -> list[ast.AST]:
 
 def walk(node: ast.AST) -> Iterator[ast.AST]:
     """``node`` and everything below it, breadth first (as ``ast.walk``, less ``ctx``)."""
-    queue = [node]
+    queue, leaves = [node], LEAVES
     for current in queue:  # the list grows while it is read: a queue without popping
         yield current
-        queue.extend(child_nodes(current))
+        if type(current) not in leaves:
+            queue.extend(child_nodes(current))
 
 
 def parent_map(tree: ast.AST) -> dict[int, ast.AST]:
