@@ -46,7 +46,6 @@ slice left out costs about a seventh of what the compiler's front end (``symtabl
 from __future__ import annotations
 
 import ast
-import bisect
 import itertools
 import re
 from collections.abc import Mapping, Set
@@ -252,23 +251,26 @@ def _may_register(lines: list[str], piece: Slice, words: Mapping[str, str]) -> b
 
 def _decorators(text: str) -> list[str]:
     """Each decorator in ``text``: from an ``@`` that starts a line to the definition after
-    it (or the end). Found from literal text, in one pass: a line-start expression would be
-    tried at every position, and once per decorator where no definition follows."""
-    definitions = [
-        match.start()
-        for match in DEFINITION_WORD.finditer(text)
-        if BEFORE_DEFINITION.fullmatch(text, text.rfind("\n", 0, match.start()) + 1, match.start())
-    ]
+    it (or the end). Found from literal text: a line-start expression would be tried at every
+    position."""
     found = []
     at = text.find("@")
     while at >= 0:
         if not text[text.rfind("\n", 0, at) + 1 : at].strip(" \t"):
-            following = bisect.bisect_right(definitions, at)
-            found.append(
-                text[at : definitions[following] if following < len(definitions) else None]
-            )
+            found.append(text[at : _next_definition(text, at)])
         at = text.find("@", at + 1)
     return found
+
+
+def _next_definition(text: str, start: int) -> int | None:
+    """Where the first ``def`` or ``class`` keyword after ``start`` that begins a line's code
+    (after an ``async``) is; None if there is none. A decorator's definition is nearly always
+    on the next line, so this reads only that far."""
+    for match in DEFINITION_WORD.finditer(text, start):
+        line_start = text.rfind("\n", 0, match.start()) + 1
+        if BEFORE_DEFINITION.fullmatch(text, line_start, match.start()):
+            return match.start()
+    return None
 
 
 #: The text of a string literal, without prefix or quotes.
