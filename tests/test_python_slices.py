@@ -300,14 +300,30 @@ def test_methods_without_candidate_words_are_stand_ins_in_their_class():
     "header",
     [
         "class Model(Base):  # a comment",
-        "class Model(\n    Base,\n):",
         'class Model(Base, tag="("):',
+        "class Model(  # a comment\n    Base,\n):",
+        "class Model(\n    Base,  # a comment\n):",
+        'class Model(\n    Base, tag="("\n):',
+        "class Model(\n    Base, \\\n):",
     ],
 )
 def test_a_class_header_in_doubt_keeps_its_methods(header):
     text = MEMBERS.replace("class Model(Base):", header)
     _, stubs = parse(text)
     assert stubs == []
+
+
+def test_a_class_header_of_several_lines_is_cut_after_its_last():
+    text = MEMBERS.replace("class Model(Base):", "class Model(\n    Base,\n    Mixin[int],\n):")
+    tree, stubs = parse(text)
+    assert [(s.name, s.lineno, s.end_lineno) for s in stubs] == [
+        ("plain", 12, 13),
+        ("also_plain", 15, 17),
+    ]
+    model, whole = tree.body[1], ast.parse(text).body[1]
+    for position in (0, 1, 4):
+        assert dumped(model.body[position]) == dumped(whole.body[position])
+    assert findings(text, sliced=True) == findings(text, sliced=False)
 
 
 def test_a_method_the_walk_reaches_through_a_name_is_parsed_then():

@@ -299,11 +299,11 @@ class Members:
 
 def _members(lines: list[str], piece: Slice) -> Members | None:
     """The statements of a class's body, cut as ``split`` cuts a module; None where the body
-    does not start on the line after a one-line ``class ...:`` header."""
-    header = lines[piece.header - 1]
-    if "#" in header or _balance(header) or not header.rstrip().endswith(":"):
+    does not start on the line after the ``class ...:`` header (``_header_end``)."""
+    end = _header_end(lines, piece.header, piece.last)
+    if end is None:
         return None
-    body = lines[piece.header : piece.last]
+    body = lines[end : piece.last]
     indent = ""
     for line in body:
         code = line.lstrip(" \t")
@@ -316,7 +316,7 @@ def _members(lines: list[str], piece: Slice) -> Members | None:
         line[len(indent) :] if line.startswith(indent) else (" " + line if line.strip() else "")
         for line in body
     ]
-    shift = piece.header
+    shift = end
     return Members(
         indent,
         [
@@ -331,6 +331,29 @@ def _members(lines: list[str], piece: Slice) -> Members | None:
             for inner in split(dedented)
         ],
     )
+
+
+def _header_end(lines: list[str], header: int, last: int) -> int | None:
+    """The line on which the class header that starts on line ``header`` ends, with its ``:``
+    last on the line: the first line where the brackets opened on the ``class`` line close
+    (``):``). None when that is in doubt: a comment in the header, or, in a header of several
+    lines, a string or a backslash (the brackets counted might not be the ones the tokenizer
+    reads)."""
+    text = lines[header - 1]
+    balance = _balance(text)
+    if balance > 0 and not any(mark in text for mark in "#\"'\\"):
+        for end in range(header + 1, last + 1):
+            line = lines[end - 1]
+            if any(mark in line for mark in "#\"'\\"):
+                return None
+            balance += _balance(line)
+            if balance <= 0:
+                text = line
+                header = end
+                break
+    if "#" in text or balance or not text.rstrip().endswith(":"):
+        return None
+    return header
 
 
 def _sliced(
