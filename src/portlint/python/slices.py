@@ -23,10 +23,10 @@ Nothing else changes a finding, and a file parses sliced only when that is sure:
 
 - every slice left out must end where a statement can start (``_complete``: its strings and
   brackets close, and it ends with no backslash), read by one regular expression for strings
-  and comments and by counting brackets; anything that expression may misread (a string it
-  cannot close, a PEP 701 f-string) makes the file parse whole. So a cut inside a string,
-  inside brackets or after a backslash falls back to the whole parse; the slices parsed are
-  checked by the parser itself;
+  and comments and by counting brackets; a definition that expression may misread (a string
+  it cannot close, a PEP 701 f-string) is parsed, not left out. The slices parsed are checked
+  by the parser itself: a cut inside a string, inside brackets or after a backslash leaves a
+  statement that does not parse or does not end in its slice, and the file parses whole;
 - each parsed statement must lie within its slice;
 - an ``if`` or ``while`` (in the module or a class body) that could make the analysis read
   the statements around it (an early ``raise``, a ``not`` in its test, ``if name is None:``)
@@ -194,6 +194,7 @@ def parse(
             and not relevance.has_candidate(piece.first, piece.last)
             and not (piece.kind == "class" and vendor_of(piece.name, words) is not None)
             and not _may_register(lines, piece, words)
+            and _complete(_text(lines, piece))  # else it is parsed, which checks it
         )
 
     pieces = split(lines)
@@ -364,14 +365,9 @@ def _sliced(
     parts = []
     for piece in module.pieces:
         if piece.first in module.left_out:
-            if not _complete(_text(lines, piece)):
-                return None
             parts.append("\n" * (piece.last - piece.first))
         elif piece.first in classes:
-            masked = _masked_class(lines, piece, classes[piece.first])
-            if masked is None:
-                return None
-            parts.append(masked)
+            parts.append(_masked_class(lines, piece, classes[piece.first]))
         else:
             parts.append(_text(lines, piece))
     try:
@@ -387,14 +383,12 @@ def _sliced(
     return parsed, stubs
 
 
-def _masked_class(lines: list[str], piece: Slice, members: Members) -> str | None:
+def _masked_class(lines: list[str], piece: Slice, members: Members) -> str:
     """The class's text with each member left out replaced by ``pass`` on its first line (the
-    body must keep a statement) and blank lines; None if a member left out does not parse."""
+    body must keep a statement) and blank lines."""
     out = lines[piece.first - 1 : piece.last]
     for member in members.pieces:
         if member.first in members.left_out:
-            if not _complete(_text(lines, member)):
-                return None
             out[member.first - piece.first] = members.indent + "pass"
             for number in range(member.first + 1, member.last + 1):
                 out[number - piece.first] = ""
