@@ -15,6 +15,7 @@ import re
 from collections.abc import Callable
 from itertools import accumulate
 
+from portlint.python.prefilter import ANCHORS
 from portlint.textindex import LINE_BREAK, split_lines
 from portlint.wordsearch import word_searches
 
@@ -24,8 +25,9 @@ CANDIDATE_TEXT = re.compile(
     r"|NCCL|CUBLAS|NVIDIA_|flash_attn|CUDA(?:_|Extension)|nvidia(?:[._-]|\s+import)|sm_\d"
     r"|cpp_extension|transformer_engine|flashinfer|ProfilerActivity|CUDA[\"']"
 )
-#: The same words as a few expressions that each start with literal text (``portlint.wordsearch``),
-#: to find their lines in a whole file: several times faster than ``CANDIDATE_TEXT``.
+#: The same words as a few expressions that each start with literal text (``portlint.wordsearch``,
+#: from the prefilter's anchors: a match starts inside its word, on the word's line), to find
+#: their lines in a whole file: several times faster than ``CANDIDATE_TEXT``.
 CANDIDATE_SEARCHES = word_searches(
     (
         *("cuda", "nccl", "cudnn", "nvcc", "cupy", "apex", "xformers", "bitsandbytes"),
@@ -37,6 +39,7 @@ CANDIDATE_SEARCHES = word_searches(
         "nvidia": re.compile(r"nvidia(?:[._-]|\s+import)"),
         "sm_": re.compile(r"sm_\d"),
     },
+    ANCHORS,
 )
 #: Words of vendor checks (``use_npu = is_npu_available()``, ``HAS_XPU = True``): an assignment
 #: on such a line is walked, so that a later ``if use_npu:`` is known as a vendor branch; and an
