@@ -6,6 +6,12 @@ engine tries them all at every position. What is fast is a regular expression th
 literal: the engine skips ahead to that text. So the words are grouped by their first character,
 and each group becomes one expression that starts with the group's common prefix
 (``cu(?:da|dnn|py)``). On the transformers source this halves the Python prefilter's time.
+
+Each expression is still one pass over the text, however rare its first character. A word can
+also be searched from a letter inside it, with a look-behind for the letters before it
+(``anchors``): a few such letters, each inside many words, make fewer expressions. The Python
+prefilter's twenty-five words and contexts take six passes so, against eleven from their first
+characters, and a third less time.
 """
 
 from __future__ import annotations
