@@ -41,13 +41,15 @@ def child_nodes(node: ast.AST) -> list[ast.AST]:
     if not fields:
         return []
     children: list[ast.AST] = []
-    AST = ast.AST
+    append, AST = children.append, ast.AST
     for name in fields:
         value = getattr(node, name, None)
         if type(value) is list:
-            children += [item for item in value if isinstance(item, AST)]
+            for item in value:  # a loop: a comprehension is a call of its own
+                if isinstance(item, AST):
+                    append(item)
         elif isinstance(value, AST):
-            children.append(value)
+            append(value)
     return children
 
 
