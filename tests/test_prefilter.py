@@ -123,13 +123,31 @@ def test_grouped_word_searches_match_exactly_what_plain_searches_match():
         "cu": re.compile(r"cu[A-Z](?<!\wcu[A-Z])"),
         ".cuh": re.compile(r"\.cuh(?!\w)"),  # does not start with its text unescaped
     }
-    searches = word_searches(words, contexts)
     texts = [f"x = {word}\n" for word in words]
-    texts += [f"x = {word[:-1]}\n" for word in words]
+    texts += [f"x = {word[:-1]}\n" for word in words] + [word[1:] for word in words]
     texts += ["sm_8", "sm_x", "cuInit(0)", "accuInit", "a.cuh", "a.cuhx", "channelXh", "aab"]
-    texts += ["warpsize", "cub:", "CUDA", ""]
-    for text in texts:
-        plain = any(word in text for word in words) or any(
-            pattern.search(text) for pattern in contexts.values()
-        )
-        assert holds_any(text, searches) == plain, text
+    texts += ["warpsize", "cub:", "CUDA", "", "m_8", "u", "pda", "ub::", "+b"]
+    # each word from its first character, or from an anchor inside it (the look-behind
+    # checks the characters before): the same answer on every text
+    for anchors in ("", "u", "a", "pb:+", "m_hpr"):
+        searches = word_searches(words, contexts, anchors)
+        for text in texts:
+            plain = any(word in text for word in words) or any(
+                pattern.search(text) for pattern in contexts.values()
+            )
+            assert holds_any(text, searches) == plain, (anchors, text)
+    assert len(word_searches(words, contexts, "a")) < len(word_searches(words, contexts))
+
+
+def test_the_prefilter_searches_from_its_anchors():
+    from portlint.python.prefilter import ANCHORS, CANDIDATE_CONTEXTS, CANDIDATE_WORDS, SEARCHES
+
+    assert len(SEARCHES) == len(ANCHORS)
+    assert all(search.pattern.startswith(tuple(ANCHORS)) for search in SEARCHES)
+    for word in (*CANDIDATE_WORDS, "x = CUDAExtension(", "sm_90", "import flash_attn"):
+        assert is_candidate(f"# {word}\n") and is_candidate(word), word
+    for near in ("flash_attn_func", "CUDA graphs", "nvidia smi", "sm_x", "cud", "CUBLA"):
+        assert not is_candidate(near), near
+    assert set(CANDIDATE_CONTEXTS) <= {
+        w for w in ("flash_attn", "CUDA", "nvidia", "sm_", "cpp_extension")
+    }

@@ -123,3 +123,50 @@ def test_an_import_then_an_assignment_of_one_name():
 def test_a_class_binds_its_methods_names_not_their_locals():
     bindings = class_locals(ast.parse(SOURCE).body[2]).bindings
     assert list(bindings) == ["torch", "method", "values"]
+
+
+#: Shapes where the plain walk binds names inside expressions without ``:=``: it enters a
+#: comprehension that is another's first iterable, a lambda's default or a decorator.
+ENTERED = """
+def f(r, b, d):
+    values = [p for p in [q for q in r]]
+    g = lambda x=[a for a in b]: x
+    d[[c for c in d][0]] = 1
+    @decorate([e for e in d])
+    def inner(s=[t for t in r]):
+        pass
+    return [(h)for h in [(k)for k in r]]
+
+def with_walrus(r):
+    total = [y := 1 for _ in [z := 2 for _ in r]]
+    return total
+"""
+
+
+def test_the_walk_that_leaves_out_expressions_binds_the_same_names():
+    """With the file's lines, a function with no ``:=`` in it skips the expressions whose
+    lines hold no ``for``: the names and their order are the plain walk's."""
+    for text in (SOURCE, ENTERED, Path(ast.__file__).read_text(), Path(__file__).read_text()):
+        lines = text.split("\n")
+        for node in ast.walk(ast.parse(text)):
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda):
+                body = node.body if isinstance(node.body, list) else [node.body]
+                expected = reference(body, arguments_of(node))
+                scope = function_locals(node)
+            elif isinstance(node, ast.ClassDef):
+                expected, scope = reference(node.body, {}), class_locals(node)
+            else:
+                continue
+            scope.lines = lines
+            assert list(scope.bindings.items()) == expected
+
+
+def test_names_the_plain_walk_binds_inside_expressions():
+    tree = ast.parse(ENTERED)
+    scope = function_locals(tree.body[0])
+    scope.lines = ENTERED.split("\n")
+    assert {"q", "a", "t", "k"} <= scope.bindings.keys()
+    assert not {"p", "h", "x", "s", "c", "e"} & scope.bindings.keys()
+    walrus = function_locals(tree.body[1])
+    walrus.lines = ENTERED.split("\n")
+    assert {"y", "z"} <= walrus.bindings.keys()

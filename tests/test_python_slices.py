@@ -300,14 +300,30 @@ def test_methods_without_candidate_words_are_stand_ins_in_their_class():
     "header",
     [
         "class Model(Base):  # a comment",
-        "class Model(\n    Base,\n):",
         'class Model(Base, tag="("):',
+        "class Model(  # a comment\n    Base,\n):",
+        "class Model(\n    Base,  # a comment\n):",
+        'class Model(\n    Base, tag="("\n):',
+        "class Model(\n    Base, \\\n):",
     ],
 )
 def test_a_class_header_in_doubt_keeps_its_methods(header):
     text = MEMBERS.replace("class Model(Base):", header)
     _, stubs = parse(text)
     assert stubs == []
+
+
+def test_a_class_header_of_several_lines_is_cut_after_its_last():
+    text = MEMBERS.replace("class Model(Base):", "class Model(\n    Base,\n    Mixin[int],\n):")
+    tree, stubs = parse(text)
+    assert [(s.name, s.lineno, s.end_lineno) for s in stubs] == [
+        ("plain", 12, 13),
+        ("also_plain", 15, 17),
+    ]
+    model, whole = tree.body[1], ast.parse(text).body[1]
+    for position in (0, 1, 4):
+        assert dumped(model.body[position]) == dumped(whole.body[position])
+    assert findings(text, sliced=True) == findings(text, sliced=False)
 
 
 def test_a_method_the_walk_reaches_through_a_name_is_parsed_then():
@@ -435,3 +451,37 @@ def test_import_lines_are_candidate_lines():
     # lines that end in a lone carriage return: only the first starts after a line feed
     relevance = Relevance(text.replace("\n", "\r"))
     assert [n for n in range(1, 8) if relevance.has_candidate(n, n)] == [1]
+
+
+REFUSED = """import torch
+
+
+def plain():
+    return {'t': {'a': 1}}
+
+
+def other(x):
+    return x + 1
+
+
+class Model:
+    def table(self):
+        return {'t': {'b': 2}}
+
+    def rest(self):
+        return 3
+
+    def to_gpu(self, x):
+        return x.cuda()
+"""
+
+
+def test_a_definition_the_string_check_refuses_is_parsed_and_the_rest_left_out():
+    # ``'t': {'a'`` reads as a t-string with its quote in a replacement field (PEP 701) to
+    # the check, loosely: that definition is parsed, the others are still left out
+    assert not slices._complete("def plain():\n    return {'t': {'a': 1}}")
+    tree, stubs = parse(REFUSED)
+    assert [(s.name, s.lineno) for s in stubs] == [("other", 8), ("rest", 16)]
+    assert tree.portlint_text == REFUSED
+    assert dumped(tree.body[1]) == dumped(ast.parse(REFUSED).body[1])
+    assert findings(REFUSED, sliced=True) == findings(REFUSED, sliced=False)

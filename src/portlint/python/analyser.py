@@ -106,6 +106,7 @@ class Analyser(ast.NodeVisitor):
         self.ctx = ctx
         self.guard = Guard()
         self.stack: list[ast.AST] = ctx.walk_stack
+        ctx.resolver.lines = ctx.index.lines
         self.relevance = Relevance(ctx.text, ctx.index.lines)
         markers = {
             target: tuple(facts.get("markers", ()))
@@ -131,26 +132,30 @@ class Analyser(ast.NodeVisitor):
     def visit(self, node: ast.AST) -> None:
         if isinstance(node, ast.stmt) and not self.relevance.may_report(node):
             return  # no line of it can lead to a finding
-        self.ctx.guards[id(node)] = self.guard
-        if self.stack:
-            self.ctx.parents[id(node)] = self.stack[-1]
-        self.stack.append(node)
+        ctx, stack, key = self.ctx, self.stack, id(node)
+        ctx.guards[key] = self.guard
+        if stack:
+            ctx.parents[key] = stack[-1]
+        stack.append(node)
         kind = type(node)
-        for check in CHECKS.get(kind, ()):
-            check(node, self.ctx)
+        checks = CHECKS.get(kind)
+        if checks is not None:
+            for check in checks:
+                check(node, ctx)
         visitor = VISITORS.get(kind)
         if visitor is None:  # looked up once per node type, not once per node
             visitor = getattr(Analyser, "visit_" + kind.__name__, Analyser.generic_visit)
             VISITORS[kind] = visitor
         visitor(self, node)
-        self.stack.pop()
+        stack.pop()
 
     def generic_visit(self, node: ast.AST) -> None:
         for child in child_nodes(node):
             self.visit(child)
 
-    # ast.NodeVisitor's visit_Constant only looks for the visit_Num/visit_Str of old Pythons.
-    visit_Constant = generic_visit
+    def visit_Constant(self, node: ast.Constant) -> None:
+        """A constant has no children (ast.NodeVisitor's visit_Constant only looks for the
+        visit_Num/visit_Str of old Pythons)."""
 
     def visit_many(self, nodes: list[ast.AST]) -> None:
         """A block of statements: what follows ``if npu: return ...`` never runs on npu, and what

@@ -9,22 +9,49 @@ whole function, as in Python. At module level an import wins over other bindings
 from __future__ import annotations
 
 import ast
-from dataclasses import dataclass, field
+import functools
+import re
 
 from portlint.python.tree import child_nodes
 
 #: Bound in a scope, but not to a module or object we know.
 UNKNOWN = None
+#: What ``dict.get`` gives for a name a scope does not bind.
+_ABSENT = object()
 
 
-@dataclass
 class Scope:
-    bindings: dict[str, str | None] = field(default_factory=dict)
-    #: name -> expressions assigned to it in this scope, for device-string and backend flows.
-    assigned_values: dict[str, list[ast.expr]] = field(default_factory=dict)
-    #: "module", "function" (a def or lambda: its body runs later), "class" (its names are
-    #: seen by its own body only, not by its methods) or "comprehension".
-    kind: str = "function"
+    """The names bound in one scope. A function's or class's names are found when first asked
+    for (``bindings``): a function the walk enters may never look a name up."""
+
+    def __init__(
+        self,
+        kind: str = "function",
+        body: list[ast.AST] | None = None,
+        span: tuple[int, int] = (0, 0),
+    ) -> None:
+        #: "module", "function" (a def or lambda: its body runs later), "class" (its names are
+        #: seen by its own body only, not by its methods) or "comprehension".
+        self.kind = kind
+        #: name -> expressions assigned to it in this scope, for device-string and backend flows.
+        self.assigned_values: dict[str, list[ast.expr]] = {}
+        self._bindings: dict[str, str | None] = {}
+        #: The statements whose names are still to be bound into ``_bindings``, and the first
+        #: and last lines of the definition they are the body of.
+        self._body, self._span = body, span
+        #: The file's lines (``NameResolver.lines``), to find the names faster: None, walk
+        #: every node of the body.
+        self.lines: list[str] | None = None
+
+    @functools.cached_property
+    def bindings(self) -> dict[str, str | None]:
+        if self._body is not None:
+            body, self._body = self._body, None
+            lines, (first, last) = self.lines, self._span
+            if lines is not None and ":=" in "\n".join(lines[first - 1 : last]):
+                lines = None  # ``:=`` binds names in expressions: walk them all
+            _bind_statements(self._bindings, body, lines)
+        return self._bindings
 
 
 def import_bindings(node: ast.Import | ast.ImportFrom) -> dict[str, str]:
@@ -60,7 +87,8 @@ BINDING_NODES = (
 
 def function_locals(node: ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda) -> Scope:
     """The names a function binds, with qualified names for the ones it imports."""
-    scope = Scope()
+    body = node.body if isinstance(node.body, list) else [node.body]
+    scope = Scope(body=body, span=(node.lineno, node.end_lineno or node.lineno))
     arguments = node.args
     for arg in (
         *arguments.posonlyargs,
@@ -70,20 +98,60 @@ def function_locals(node: ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda) -
         arguments.kwarg,
     ):
         if arg is not None:
-            scope.bindings[arg.arg] = UNKNOWN
-    body = node.body if isinstance(node.body, list) else [node.body]
-    _bind_statements(scope, body)
+            scope._bindings[arg.arg] = UNKNOWN
     return scope
 
 
 def class_locals(node: ast.ClassDef) -> Scope:
     """The names a class body binds (``torch = None`` as a class attribute)."""
-    scope = Scope(kind="class")
-    _bind_statements(scope, node.body)
-    return scope
+    return Scope(kind="class", body=node.body, span=(node.lineno, node.end_lineno or node.lineno))
 
 
-def _bind_statements(scope: Scope, body: list[ast.AST]) -> None:
+#: The keyword ``for`` as the tokenizer can read it: not inside a name (a number may end right
+#: before it, ``1jfor``). Matches every ``for`` of a comprehension, and a few more.
+#: (Written to start with the literal, which the search skips ahead to.)
+FOR_WORD = re.compile(r"for(?![A-Za-z0-9_])(?:(?<![A-Za-z_]for)|(?<=[0-9][jJ]for))")
+
+
+def _may_bind(node: ast.AST, lines: list[str]) -> bool:
+    """An expression can bind a name in the scope it runs in only through ``:=`` or through a
+    comprehension the walk enters (one that is the first iterable of another, or a default):
+    with no ``:=`` in the file, only when its lines hold the word ``for``."""
+    first = getattr(node, "lineno", None)
+    if first is None:
+        return False  # an operator: no name in it
+    last = node.end_lineno or first
+    if first == last:
+        line = lines[first - 1]
+        return "for" in line and FOR_WORD.search(line) is not None
+    return any("for" in line and FOR_WORD.search(line) for line in lines[first - 1 : last])
+
+
+def _binding_children(node: ast.AST, lines: list[str]) -> list[ast.AST]:
+    """``child_nodes(node)`` less the expressions that cannot bind a name: names read,
+    constants, and the other expressions that are no target (``_may_bind``)."""
+    kept = []
+    for child in child_nodes(node):
+        kind = type(child)
+        if kind is ast.Name:
+            if not isinstance(child.ctx, ast.Load):
+                kept.append(child)
+        elif kind is not ast.Constant and (
+            not isinstance(child, ast.expr)
+            or isinstance(getattr(child, "ctx", None), ast.Store | ast.Del)
+            or _may_bind(child, lines)
+        ):
+            kept.append(child)
+    return kept
+
+
+def _bind_statements(
+    bindings: dict[str, str | None], body: list[ast.AST], lines: list[str] | None = None
+) -> None:
+    """Record in ``bindings`` the names that ``body`` binds in its scope. ``lines``: the file's
+    lines, when it holds no ``:=``: then the expressions that cannot bind a name are not
+    walked (``_binding_children``; the same bindings in the same order, at about half the
+    cost)."""
     for statement in body:
         # A walk that does not enter nested functions, lambdas, classes or comprehensions
         # (their own scopes), except for what runs in this scope: decorators, defaults, a
@@ -92,8 +160,8 @@ def _bind_statements(scope: Scope, body: list[ast.AST]) -> None:
         # to ask for. The order of the walk decides between an import and an assignment of one
         # name: whichever comes first.
         if isinstance(statement, NEW_SCOPES):  # a nested definition binds its name only
-            _bind(scope, statement)
-            stack = runs_here(statement)
+            _bind(bindings, statement)
+            stack = runs_here(statement, lines)
         else:
             stack = [statement]
         while stack:
@@ -101,46 +169,55 @@ def _bind_statements(scope: Scope, body: list[ast.AST]) -> None:
             kind = type(current)
             if kind is ast.Name:
                 if isinstance(current.ctx, ast.Store | ast.Del):
-                    scope.bindings.setdefault(current.id, UNKNOWN)
+                    bindings.setdefault(current.id, UNKNOWN)
                 continue
             if kind is ast.Constant:
                 continue
             if kind in BINDING_KINDS:
-                _bind(scope, current)
-            for child in child_nodes(current):
+                _bind(bindings, current)
+            children = child_nodes(current) if lines is None else _binding_children(current, lines)
+            for child in children:
                 if isinstance(child, NEW_SCOPES):
-                    _bind(scope, child)  # the definition binds its name here
-                    stack.extend(runs_here(child))
+                    _bind(bindings, child)  # the definition binds its name here
+                    stack.extend(runs_here(child, lines))
                 elif isinstance(child, ast.Lambda):
                     stack.extend(child.args.defaults)
                 elif isinstance(child, COMPREHENSIONS):
                     stack.append(child.generators[0].iter)
-                    stack.extend(n.target for n in ast.walk(child) if isinstance(n, ast.NamedExpr))
+                    if lines is None:  # else the file holds no ``:=``
+                        stack.extend(
+                            n.target for n in ast.walk(child) if isinstance(n, ast.NamedExpr)
+                        )
                 else:
                     stack.append(child)
 
 
-def runs_here(node: ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) -> list[ast.AST]:
+def runs_here(
+    node: ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef, lines: list[str] | None = None
+) -> list[ast.AST]:
     """What of a definition runs in the scope around it: decorators, and a function's default
-    values or a class's bases and keywords (``def f(x=(n := 1))`` binds ``n`` there)."""
+    values or a class's bases and keywords (``def f(x=(n := 1))`` binds ``n`` there); with
+    ``lines`` (``_bind_statements``), only what of it can bind a name."""
     if isinstance(node, ast.ClassDef):
-        return [*node.decorator_list, *node.bases, *node.keywords]
-    defaults = [d for d in node.args.kw_defaults if d is not None]
-    return [*node.decorator_list, *node.args.defaults, *defaults]
+        found = [*node.decorator_list, *node.bases, *node.keywords]
+    else:
+        defaults = [d for d in node.args.kw_defaults if d is not None]
+        found = [*node.decorator_list, *node.args.defaults, *defaults]
+    return found if lines is None else [part for part in found if _may_bind(part, lines)]
 
 
 #: The node types other than names that can bind a name.
 BINDING_KINDS = frozenset(BINDING_NODES) - {ast.Name}
 
 
-def _bind(scope: Scope, node: ast.AST) -> None:
+def _bind(bindings: dict[str, str | None], node: ast.AST) -> None:
     if isinstance(node, ast.Import | ast.ImportFrom):
-        scope.bindings.update(import_bindings(node))
+        bindings.update(import_bindings(node))
     elif _binds_own_name(node):
-        scope.bindings[node.name] = UNKNOWN
+        bindings[node.name] = UNKNOWN
     elif isinstance(node, ast.Global | ast.Nonlocal):
         for name in node.names:
-            scope.bindings.pop(name, None)
+            bindings.pop(name, None)
 
 
 def _binds_own_name(node: ast.AST) -> bool:
@@ -166,6 +243,8 @@ def comprehension_locals(node: ast.ListComp | ast.SetComp | ast.DictComp | ast.G
 class NameResolver:
     def __init__(self) -> None:
         self.scopes: list[Scope] = [Scope(kind="module")]
+        #: The file's lines, given to the scopes pushed (``Scope.lines``).
+        self.lines: list[str] | None = None
 
     @property
     def module(self) -> Scope:
@@ -184,6 +263,7 @@ class NameResolver:
             self.module.bindings[name] = UNKNOWN
 
     def push(self, scope: Scope) -> None:
+        scope.lines = self.lines
         self.scopes.append(scope)
 
     def pop(self) -> None:
@@ -200,9 +280,13 @@ class NameResolver:
         return all(scope.kind != "function" for scope in self.scopes)
 
     def lookup(self, name: str) -> str | None:
-        for scope in self.visible():
-            if name in scope.bindings:
-                return scope.bindings[name]
+        current = self.scopes[-1]
+        for scope in reversed(self.scopes):  # as ``visible``, without building its list
+            if scope.kind == "class" and scope is not current:
+                continue
+            found = scope.bindings.get(name, _ABSENT)
+            if found is not _ABSENT:
+                return found
         return None
 
     def qualified_name(self, node: ast.expr) -> str | None:
@@ -225,6 +309,6 @@ class NameResolver:
         for scope in self.visible():
             if name in scope.assigned_values:
                 return scope.assigned_values[name]
-            if name in scope.bindings and scope is not self.module:
+            if scope is not self.module and name in scope.bindings:
                 return []
         return []

@@ -48,9 +48,15 @@ CANDIDATE_CONTEXTS = {
 }
 
 
+#: Where the searches start (``portlint.wordsearch``): "u" for the ``cu...`` words, "x" for
+#: apex, xformers and cpp_extension, "n" for the ``nv...`` words, nccl, tensorrt, flash...,
+#: bitsandbytes and transformer_engine, "A" and "L" for the upper-case words, "m" for sm_:
+#: six passes over the text where starting from each word's first letter takes eleven.
+ANCHORS = "uxnALm"
+
 #: The words and contexts as a few expressions that each start with literal text
-#: (``portlint.wordsearch``): twice as fast as searching for each word in turn.
-SEARCHES = word_searches(CANDIDATE_WORDS, CANDIDATE_CONTEXTS)
+#: (``portlint.wordsearch``): three times as fast as searching for each word in turn.
+SEARCHES = word_searches(CANDIDATE_WORDS, CANDIDATE_CONTEXTS, ANCHORS)
 
 
 def is_candidate(text: str) -> bool:

@@ -23,10 +23,10 @@ Nothing else changes a finding, and a file parses sliced only when that is sure:
 
 - every slice left out must end where a statement can start (``_complete``: its strings and
   brackets close, and it ends with no backslash), read by one regular expression for strings
-  and comments and by counting brackets; anything that expression may misread (a string it
-  cannot close, a PEP 701 f-string) makes the file parse whole. So a cut inside a string,
-  inside brackets or after a backslash falls back to the whole parse; the slices parsed are
-  checked by the parser itself;
+  and comments and by counting brackets; a definition that expression may misread (a string
+  it cannot close, a PEP 701 f-string) is parsed, not left out. The slices parsed are checked
+  by the parser itself: a cut inside a string, inside brackets or after a backslash leaves a
+  statement that does not parse or does not end in its slice, and the file parses whole;
 - each parsed statement must lie within its slice;
 - an ``if`` or ``while`` (in the module or a class body) that could make the analysis read
   the statements around it (an early ``raise``, a ``not`` in its test, ``if name is None:``)
@@ -46,7 +46,6 @@ slice left out costs about a seventh of what the compiler's front end (``symtabl
 from __future__ import annotations
 
 import ast
-import bisect
 import itertools
 import re
 from collections.abc import Mapping, Set
@@ -195,6 +194,7 @@ def parse(
             and not relevance.has_candidate(piece.first, piece.last)
             and not (piece.kind == "class" and vendor_of(piece.name, words) is not None)
             and not _may_register(lines, piece, words)
+            and _complete(_text(lines, piece))  # else it is parsed, which checks it
         )
 
     pieces = split(lines)
@@ -252,23 +252,26 @@ def _may_register(lines: list[str], piece: Slice, words: Mapping[str, str]) -> b
 
 def _decorators(text: str) -> list[str]:
     """Each decorator in ``text``: from an ``@`` that starts a line to the definition after
-    it (or the end). Found from literal text, in one pass: a line-start expression would be
-    tried at every position, and once per decorator where no definition follows."""
-    definitions = [
-        match.start()
-        for match in DEFINITION_WORD.finditer(text)
-        if BEFORE_DEFINITION.fullmatch(text, text.rfind("\n", 0, match.start()) + 1, match.start())
-    ]
+    it (or the end). Found from literal text: a line-start expression would be tried at every
+    position."""
     found = []
     at = text.find("@")
     while at >= 0:
         if not text[text.rfind("\n", 0, at) + 1 : at].strip(" \t"):
-            following = bisect.bisect_right(definitions, at)
-            found.append(
-                text[at : definitions[following] if following < len(definitions) else None]
-            )
+            found.append(text[at : _next_definition(text, at)])
         at = text.find("@", at + 1)
     return found
+
+
+def _next_definition(text: str, start: int) -> int | None:
+    """Where the first ``def`` or ``class`` keyword after ``start`` that begins a line's code
+    (after an ``async``) is; None if there is none. A decorator's definition is nearly always
+    on the next line, so this reads only that far."""
+    for match in DEFINITION_WORD.finditer(text, start):
+        line_start = text.rfind("\n", 0, match.start()) + 1
+        if BEFORE_DEFINITION.fullmatch(text, line_start, match.start()):
+            return match.start()
+    return None
 
 
 #: The text of a string literal, without prefix or quotes.
@@ -297,11 +300,11 @@ class Members:
 
 def _members(lines: list[str], piece: Slice) -> Members | None:
     """The statements of a class's body, cut as ``split`` cuts a module; None where the body
-    does not start on the line after a one-line ``class ...:`` header."""
-    header = lines[piece.header - 1]
-    if "#" in header or _balance(header) or not header.rstrip().endswith(":"):
+    does not start on the line after the ``class ...:`` header (``_header_end``)."""
+    end = _header_end(lines, piece.header, piece.last)
+    if end is None:
         return None
-    body = lines[piece.header : piece.last]
+    body = lines[end : piece.last]
     indent = ""
     for line in body:
         code = line.lstrip(" \t")
@@ -314,7 +317,7 @@ def _members(lines: list[str], piece: Slice) -> Members | None:
         line[len(indent) :] if line.startswith(indent) else (" " + line if line.strip() else "")
         for line in body
     ]
-    shift = piece.header
+    shift = end
     return Members(
         indent,
         [
@@ -331,6 +334,29 @@ def _members(lines: list[str], piece: Slice) -> Members | None:
     )
 
 
+def _header_end(lines: list[str], header: int, last: int) -> int | None:
+    """The line on which the class header that starts on line ``header`` ends, with its ``:``
+    last on the line: the first line where the brackets opened on the ``class`` line close
+    (``):``). None when that is in doubt: a comment in the header, or, in a header of several
+    lines, a string or a backslash (the brackets counted might not be the ones the tokenizer
+    reads)."""
+    text = lines[header - 1]
+    balance = _balance(text)
+    if balance > 0 and not any(mark in text for mark in "#\"'\\"):
+        for end in range(header + 1, last + 1):
+            line = lines[end - 1]
+            if any(mark in line for mark in "#\"'\\"):
+                return None
+            balance += _balance(line)
+            if balance <= 0:
+                text = line
+                header = end
+                break
+    if "#" in text or balance or not text.rstrip().endswith(":"):
+        return None
+    return header
+
+
 def _sliced(
     text: str, path: str, lines: list[str], module: Members, classes: dict[int, Members]
 ) -> tuple[ast.Module, list[ast.stmt]] | None:
@@ -339,14 +365,9 @@ def _sliced(
     parts = []
     for piece in module.pieces:
         if piece.first in module.left_out:
-            if not _complete(_text(lines, piece)):
-                return None
             parts.append("\n" * (piece.last - piece.first))
         elif piece.first in classes:
-            masked = _masked_class(lines, piece, classes[piece.first])
-            if masked is None:
-                return None
-            parts.append(masked)
+            parts.append(_masked_class(lines, piece, classes[piece.first]))
         else:
             parts.append(_text(lines, piece))
     try:
@@ -362,14 +383,12 @@ def _sliced(
     return parsed, stubs
 
 
-def _masked_class(lines: list[str], piece: Slice, members: Members) -> str | None:
+def _masked_class(lines: list[str], piece: Slice, members: Members) -> str:
     """The class's text with each member left out replaced by ``pass`` on its first line (the
-    body must keep a statement) and blank lines; None if a member left out does not parse."""
+    body must keep a statement) and blank lines."""
     out = lines[piece.first - 1 : piece.last]
     for member in members.pieces:
         if member.first in members.left_out:
-            if not _complete(_text(lines, member)):
-                return None
             out[member.first - piece.first] = members.indent + "pass"
             for number in range(member.first + 1, member.last + 1):
                 out[number - piece.first] = ""

@@ -10,42 +10,56 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterator
 
-#: Node type -> the fields that can hold nodes. ``ctx`` (Load, Store, Del) is left out: it is on
-#: nearly every name and attribute, and no check looks at it.
-CHILD_FIELDS: dict[type, tuple[str, ...]] = {}
+#: Fields that never hold a node (names, numbers, flags, and the ``ctx`` marker of names and
+#: attributes, which no check reads): left out of every walk here.
+SCALAR_FIELDS = frozenset(
+    {"ctx", "id", "attr", "name", "asname", "arg", "module", "level", "kind", "type_comment"}
+    | {"is_async", "conversion", "simple", "tag"}
+)
+#: Node type -> the fields of it that can hold nodes. Names and constants, half the nodes of a
+#: tree, have none, so they cost one look-up.
+NODE_FIELDS: dict[type, tuple[str, ...]] = {ast.Constant: (), ast.Global: (), ast.Nonlocal: ()}
+
+
+#: Node types without children: half the nodes of a tree.
+LEAVES = frozenset({ast.Name, ast.Constant, ast.Load, ast.Store, ast.Del})
+
+
+def node_fields(kind: type) -> tuple[str, ...]:
+    """The fields of node type ``kind`` that can hold nodes, in field order."""
+    fields = NODE_FIELDS.get(kind)
+    if fields is None:
+        fields = NODE_FIELDS[kind] = tuple(f for f in kind._fields if f not in SCALAR_FIELDS)
+    return fields
 
 
 def child_nodes(node: ast.AST) -> list[ast.AST]:
     """The direct children of ``node`` in field order, as ``ast.iter_child_nodes``, less ``ctx``."""
-    kind = type(node)
-    fields = CHILD_FIELDS.get(kind)
+    fields = NODE_FIELDS.get(type(node))
     if fields is None:
-        fields = CHILD_FIELDS[kind] = tuple(name for name in kind._fields if name != "ctx")
+        fields = node_fields(type(node))
+    if not fields:
+        return []
     children: list[ast.AST] = []
+    append, AST = children.append, ast.AST
     for name in fields:
         value = getattr(node, name, None)
-        if isinstance(value, ast.AST):
-            children.append(value)
-        elif isinstance(value, list):
-            children += [item for item in value if isinstance(item, ast.AST)]
+        if type(value) is list:
+            for item in value:  # a loop: a comprehension is a call of its own
+                if isinstance(item, AST):
+                    append(item)
+        elif isinstance(value, AST):
+            append(value)
     return children
 
 
 def walk(node: ast.AST) -> Iterator[ast.AST]:
     """``node`` and everything below it, breadth first (as ``ast.walk``, less ``ctx``)."""
-    queue = [node]
+    queue, leaves = [node], LEAVES
     for current in queue:  # the list grows while it is read: a queue without popping
         yield current
-        queue.extend(child_nodes(current))
-
-
-#: Fields that never hold a node (names, numbers, flags): left out of ``parent_map``'s walk.
-SCALAR_FIELDS = frozenset(
-    {"ctx", "id", "attr", "name", "asname", "arg", "module", "level", "kind", "type_comment"}
-    | {"is_async", "conversion", "simple", "tag"}
-)
-#: Node type -> the fields of it that can hold nodes, for ``parent_map``.
-NODE_FIELDS: dict[type, tuple[str, ...]] = {ast.Constant: (), ast.Global: (), ast.Nonlocal: ()}
+        if type(current) not in leaves:
+            queue.extend(child_nodes(current))
 
 
 def parent_map(tree: ast.AST) -> dict[int, ast.AST]:
@@ -55,13 +69,11 @@ def parent_map(tree: ast.AST) -> dict[int, ast.AST]:
     About twice as fast as building it with ``ast.walk``."""
     found: dict[int, ast.AST] = {}
     queue = [tree]
-    append, AST = queue.append, ast.AST
+    append, AST, known = queue.append, ast.AST, NODE_FIELDS
     for node in queue:  # the list grows while it is read: a queue without popping
-        kind = type(node)
-        fields = NODE_FIELDS.get(kind)
+        fields = known.get(type(node))
         if fields is None:
-            fields = tuple(name for name in kind._fields if name not in SCALAR_FIELDS)
-            NODE_FIELDS[kind] = fields
+            fields = node_fields(type(node))
         for name in fields:
             value = getattr(node, name, None)
             if type(value) is list:
