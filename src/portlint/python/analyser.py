@@ -45,6 +45,7 @@ from portlint.python.guards import (
     Resolve,
     Vendors,
     admits_cuda,
+    asks_availability,
     cuda_polarity,
     handled_targets,
     if_chain,
@@ -167,7 +168,9 @@ class Analyser(ast.NodeVisitor):
                     # ``if distributed_type == DistributedType.NO: return``: what follows runs
                     # with several processes, which a single-device target never has
                     covered |= self.multi_device.single
-                self.guard = self.guard.inside(polarity == -1, covered)
+                asks = polarity == -1 and self._asks_availability(node.test)
+                behind = node.test if asks else None
+                self.guard = self.guard.inside(polarity == -1, covered, behind=behind)
         self.guard = outer
 
     def visit_Module(self, node: ast.Module) -> None:
@@ -728,9 +731,26 @@ class Analyser(ast.NodeVisitor):
                 restated=_tested_values(branch.test),
                 fails_elsewhere=refused_else and polarity[position] == 1,
                 torch_below=bound,
+                behind=self._cuda_test(branches, position, polarity),
             )
             self.visit_many(branch.body)
         self.guard = outer
+
+    def _cuda_test(
+        self, branches: list[Branch], position: int, polarity: list[int]
+    ) -> ast.expr | None:
+        """The positive CUDA test whose arm this branch is: ``if torch.cuda.is_available():``,
+        ``if device.type == "cuda":``, or the ``else`` after ``if not
+        torch.cuda.is_available():``."""
+        test = branches[position].test
+        if polarity[position] == 1 and test is not None:
+            return test
+        if position > 0 and polarity[position - 1] == -1:
+            return branches[position - 1].test
+        return None
+
+    def _asks_availability(self, test: ast.expr) -> bool:
+        return asks_availability(test, self.ctx.qualified_name, self.ctx.cuda_flags)
 
     def _in_environment_report(self) -> bool:
         """The innermost function is named for an environment report (``collect_env``,
