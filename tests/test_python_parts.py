@@ -22,8 +22,9 @@ FIXTURES = Path(__file__).parent.parent / "fixtures" / "python"
 #: Fixtures whose findings need a module-level expression statement of another part, which a
 #: part's context leaves out (``python.parts``): ``parser.add_argument("--device",
 #: default="cuda")`` read in a later statement, and ``args.dist_backend = "nccl"`` used by a
-#: later ``init_process_group`` call. With one statement per part, both are lost.
-ACROSS_PARTS = {"recall.py"}
+#: later ``init_process_group`` call. With one statement per part, both are lost. Likewise a
+#: private helper's findings depend on every call of it in the module (``formatted_only.py``).
+ACROSS_PARTS = {"recall.py", "formatted_only.py"}
 
 
 @pytest.fixture

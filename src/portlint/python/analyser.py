@@ -35,6 +35,7 @@ from portlint.python.backends import (
     vendor_words,
 )
 from portlint.python.context import LOG_CALL, Context
+from portlint.python.environment_checks import read_variable, vendor_variables
 from portlint.python.fix_builder import FixBuilder
 from portlint.python.guards import (
     CUDA_DEVICE_TEXT,
@@ -126,6 +127,9 @@ class Analyser(ast.NodeVisitor):
         self._private_calls: dict[str, tuple[int, list[tuple[str, ast.AST]]]] | None = None
         backends = ctx.catalog.table("distributed").get("backends", {})
         self.nvidia_backends = frozenset(backends.get("nvidia_only", ("nccl",)))
+        #: id of a function (or module) -> its names read from one target's own environment
+        #: variable (``_variable_flags``), found once
+        self.variable_flags: dict[int, dict[str, str]] = {}
 
     # -- the walk --------------------------------------------------------------------------------
 
@@ -578,6 +582,9 @@ class Analyser(ast.NodeVisitor):
         self._visit_branches(ifexp_chain(node), statement=False)
 
     def _visit_branches(self, branches: list[Branch], statement: bool) -> None:
+        for branch in branches:
+            if branch.test is not None:
+                self._variable_flags(branch.test)
         resolve, flags = self.ctx.qualified_name, self.ctx.cuda_flags
         # Early-return siblings (``if cuda: return ...`` then ``if xpu: return ...``) count as
         # branches of this chain for what they handle.
@@ -735,6 +742,31 @@ class Analyser(ast.NodeVisitor):
             )
             self.visit_many(branch.body)
         self.guard = outer
+
+    def _variable_flags(self, test: ast.expr) -> None:
+        """``hip_val = os.environ.get("HIP_VISIBLE_DEVICES")`` then ``if hip_val:``: a variable
+        only one target's runtime reads (rules/environment.toml) is set only on its machines,
+        so the branch is that target's. (The assignment itself may hold nothing the walk
+        visits, so the function is searched when its test is met.)"""
+        names = {n.id for n in walk(test) if isinstance(n, ast.Name)} - self.vendors.flags.keys()
+        if not names:
+            return
+        scope = self.ctx.function_scope() or (self.stack[0] if self.stack else None)
+        if scope is None:
+            return
+        found = self.variable_flags.get(id(scope))
+        if found is None:  # once per function: name -> target
+            variables = vendor_variables(self.ctx.catalog)
+            found = self.variable_flags[id(scope)] = {
+                node.targets[0].id: target
+                for node in walk(scope)
+                if isinstance(node, ast.Assign)
+                and len(node.targets) == 1
+                and isinstance(node.targets[0], ast.Name)
+                and (target := variables.get(read_variable(node.value) or ""))
+            }
+        for name in names & found.keys():
+            self.vendors.flags[name] = frozenset({found[name]})
 
     def _cuda_test(
         self, branches: list[Branch], position: int, polarity: list[int]

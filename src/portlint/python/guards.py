@@ -480,6 +480,13 @@ def only_targets(test: ast.expr, resolve: Resolve, vendors: Vendors) -> frozense
                     return frozenset({"rocm"})  # selected for CUDA, which ROCm builds are
                 if vendor in vendors.markers:
                     return frozenset({vendor})
+            if (
+                isinstance(operand, ast.Constant)
+                and isinstance(operand.value, str)
+                and operand.value in vendors.markers
+                and operand.value != "cpu"
+            ):
+                return frozenset({operand.value})  # ``if device_name == "npu":``
         return None
     if isinstance(test, ast.Name | ast.Attribute | ast.Call) and vendors.hosted_only(test):
         return frozenset({"cpu"})  # ``elif in_colab and ...``: NVIDIA, TPU or CPU machines only
