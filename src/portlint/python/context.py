@@ -15,6 +15,7 @@ from portlint.python.names import NameResolver
 from portlint.python.tree import walk
 from portlint.textindex import LineIndex
 
+RANK = {Severity.INFO: 0, Severity.WARNING: 1, Severity.ERROR: 2}
 GUARDED_NOTE = "only on the CUDA path: {targets} skip it and silently run on the CPU"
 #: Calls that print or log: ``print``, ``logger.info``, ``sys.stderr.write``.
 LOG_CALL = re.compile(r"(?:print|debug|info|warning|warn|log|write)$")
@@ -201,7 +202,9 @@ class Context:
             while test is not None and site is None:
                 site = next((sites[id(n)] for n in walk(test) if id(n) in sites), None)
                 test = self.guards.get(id(test), NO_GUARD).behind
-            if site is None:
+            if site is None or RANK[finished[site][1].severity] < RANK[finding.severity]:
+                # ``if torch.version.cuda: torch.cuda.set_device(0)``: an info test does not
+                # say what the arm loses, the call does
                 continue
             report.hidden = True
             owner, carrier = finished[site]
