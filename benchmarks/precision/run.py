@@ -169,7 +169,8 @@ def join(findings: list[dict], labels: list[Label]) -> Join:
     A label with the finding's symbol is preferred; otherwise any label left on that line and
     rule is used, so that a span that grew or shrank keeps its label. One site may have several
     labels, one per severity and target list it was seen with (analyses change): the one whose
-    details match the finding is used, else the last one.
+    details match the finding is used (the last such, so that an appended row relabels), else
+    the last one.
     """
     pool: dict[tuple, list[Label]] = defaultdict(list)
     for label in labels:
@@ -179,7 +180,8 @@ def join(findings: list[dict], labels: list[Label]) -> Join:
 
     def take(finding: dict, key: tuple, candidates: list[Label]) -> None:
         best = next(
-            (lab for lab in candidates if not details_changed(finding, lab)), candidates[-1]
+            (lab for lab in reversed(candidates) if not details_changed(finding, lab)),
+            candidates[-1],
         )
         used.add((key, best.symbol))
         result.matched.append((finding, best))
@@ -270,9 +272,11 @@ def recall(
         # (a once-per-file finding such as a backend summary).
         for rule in (f["code"], f.get("name")):
             present |= {(f["repo"], f["path"], f["line"], rule), (f["repo"], f["path"], "*", rule)}
+    # The last row of a labelled finding is its verdict now: an appended row relabels it.
+    latest = {(lab.repo, lab.path, lab.line, lab.rule, lab.symbol): lab for lab in labels}
     expected = {
         (lab.repo, lab.path, lab.line, lab.rule)
-        for lab in labels
+        for lab in latest.values()
         if lab.verdict != "false-positive" and (lab.repo, lab.path) in files_read
     }
     labelled_rules = {site[:2] + site[3:] for site in expected}

@@ -35,6 +35,7 @@ from portlint.python.backends import (
     vendor_words,
 )
 from portlint.python.context import LOG_CALL, Context
+from portlint.python.environment_checks import read_variable, vendor_variables
 from portlint.python.fix_builder import FixBuilder
 from portlint.python.guards import (
     CUDA_DEVICE_TEXT,
@@ -45,6 +46,7 @@ from portlint.python.guards import (
     Resolve,
     Vendors,
     admits_cuda,
+    asks_availability,
     cuda_polarity,
     handled_targets,
     if_chain,
@@ -126,6 +128,9 @@ class Analyser(ast.NodeVisitor):
         self._private_calls: dict[str, tuple[int, list[tuple[str, ast.AST]]]] | None = None
         backends = ctx.catalog.table("distributed").get("backends", {})
         self.nvidia_backends = frozenset(backends.get("nvidia_only", ("nccl",)))
+        #: id of a function (or module) -> its names read from one target's own environment
+        #: variable (``_variable_flags``), found once
+        self.variable_flags: dict[int, dict[str, str]] = {}
 
     # -- the walk --------------------------------------------------------------------------------
 
@@ -172,7 +177,9 @@ class Analyser(ast.NodeVisitor):
                     # ``if distributed_type == DistributedType.NO: return``: what follows runs
                     # with several processes, which a single-device target never has
                     covered |= self.multi_device.single
-                self.guard = self.guard.inside(polarity == -1, covered)
+                asks = polarity == -1 and self._asks_availability(node.test)
+                behind = node.test if asks else None
+                self.guard = self.guard.inside(polarity == -1, covered, behind=behind)
         self.guard = outer
 
     def visit_Module(self, node: ast.Module) -> None:
@@ -580,6 +587,9 @@ class Analyser(ast.NodeVisitor):
         self._visit_branches(ifexp_chain(node), statement=False)
 
     def _visit_branches(self, branches: list[Branch], statement: bool) -> None:
+        for branch in branches:
+            if branch.test is not None:
+                self._variable_flags(branch.test)
         resolve, flags = self.ctx.qualified_name, self.ctx.cuda_flags
         # Early-return siblings (``if cuda: return ...`` then ``if xpu: return ...``) count as
         # branches of this chain for what they handle.
@@ -733,9 +743,51 @@ class Analyser(ast.NodeVisitor):
                 restated=_tested_values(branch.test),
                 fails_elsewhere=refused_else and polarity[position] == 1,
                 torch_below=bound,
+                behind=self._cuda_test(branches, position, polarity),
             )
             self.visit_many(branch.body)
         self.guard = outer
+
+    def _variable_flags(self, test: ast.expr) -> None:
+        """``hip_val = os.environ.get("HIP_VISIBLE_DEVICES")`` then ``if hip_val:``: a variable
+        only one target's runtime reads (rules/environment.toml) is set only on its machines,
+        so the branch is that target's. (The assignment itself may hold nothing the walk
+        visits, so the function is searched when its test is met.)"""
+        names = {n.id for n in walk(test) if isinstance(n, ast.Name)} - self.vendors.flags.keys()
+        if not names:
+            return
+        scope = self.ctx.function_scope() or (self.stack[0] if self.stack else None)
+        if scope is None:
+            return
+        found = self.variable_flags.get(id(scope))
+        if found is None:  # once per function: name -> target
+            variables = vendor_variables(self.ctx.catalog)
+            found = self.variable_flags[id(scope)] = {
+                node.targets[0].id: target
+                for node in walk(scope)
+                if isinstance(node, ast.Assign)
+                and len(node.targets) == 1
+                and isinstance(node.targets[0], ast.Name)
+                and (target := variables.get(read_variable(node.value) or ""))
+            }
+        for name in names & found.keys():
+            self.vendors.flags[name] = frozenset({found[name]})
+
+    def _cuda_test(
+        self, branches: list[Branch], position: int, polarity: list[int]
+    ) -> ast.expr | None:
+        """The positive CUDA test whose arm this branch is: ``if torch.cuda.is_available():``,
+        ``if device.type == "cuda":``, or the ``else`` after ``if not
+        torch.cuda.is_available():``."""
+        test = branches[position].test
+        if polarity[position] == 1 and test is not None:
+            return test
+        if position > 0 and polarity[position - 1] == -1:
+            return branches[position - 1].test
+        return None
+
+    def _asks_availability(self, test: ast.expr) -> bool:
+        return asks_availability(test, self.ctx.qualified_name, self.ctx.cuda_flags)
 
     def _in_environment_report(self) -> bool:
         """The innermost function is named for an environment report (``collect_env``,

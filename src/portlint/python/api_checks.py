@@ -9,7 +9,7 @@ from portlint.config import version_tuple
 from portlint.model import PORTABLE, Advice, Edit, Fix, Severity, Span, Status
 from portlint.python.context import LOG_CALL, Context
 from portlint.python.fixes import FixBase
-from portlint.python.guards import CUDA_CHECKS, CUDA_DEVICE_TEXT, Guard
+from portlint.python.guards import CUDA_CHECKS, CUDA_DEVICE_TEXT, Guard, availability_before
 from portlint.python.torch_api import torch_cuda_api
 from portlint.python.tree import walk
 
@@ -167,7 +167,14 @@ def _report_torch_cuda(node: ast.AST, name: str, ctx: Context) -> None:
             return  # ``require_multi_gpu`` beside ``require_multi_xpu``: nothing to port
         severity = Severity.INFO
     ctx.report(
-        node, entry.rule, message, targets=targets, severity=severity, fix=fix, hidden=hidden
+        node,
+        entry.rule,
+        message,
+        targets=targets,
+        severity=severity,
+        fix=fix,
+        hidden=hidden,
+        behind=_behind_cuda_test(node, guard, ctx),
     )
 
 
@@ -203,6 +210,18 @@ def _older_than_generic(guard: Guard, since: str | None) -> bool:
     an arm for a torch older than the version the device-generic form needs."""
     below = guard.torch_below
     return guard.old_torch or (below is not None and version_tuple(since or "0") >= below)
+
+
+def _behind_cuda_test(node: ast.AST, guard: Guard | None, ctx: Context) -> ast.expr | None:
+    """``if torch.cuda.is_available(): torch.cuda.synchronize()`` (also after ``if not
+    torch.cuda.is_available(): return``, or in ``ok and torch.cuda.is_available() and
+    torch.cuda.X()``): the CUDA availability test the call sits behind, or None. The call never
+    runs off CUDA, so nothing happens to it on another target: the other targets skip it, and
+    the test says so. Where the test is reported the call is no finding of its own
+    (``Context._behind_tests``)."""
+    if guard is not None and guard.behind is not None:
+        return guard.behind
+    return availability_before(node, ctx.parents, ctx.qualified_name, ctx.cuda_flags)
 
 
 def _quiet_on_cuda_path(member: str, ctx: Context) -> bool:
@@ -275,8 +294,10 @@ PROFILER_TARGETS = {
 
 
 def _report_profiler_activity(node: ast.AST, ctx: Context) -> None:
-    message = "The CUDA profiler activity records nothing without CUDA"
-    ctx.report(node, "PRT201", message, targets=PROFILER_TARGETS, severity=Severity.WARNING)
+    # Elsewhere the trace lacks the device's activity, and the profiled run is unchanged: a
+    # merely different value (info), not a skipped acceleration.
+    message = "The CUDA profiler activity records nothing without CUDA (the trace lacks the device)"
+    ctx.report(node, "PRT201", message, targets=PROFILER_TARGETS, severity=Severity.INFO)
 
 
 def check_profiler_activities(node: ast.Call, ctx: Context) -> None:

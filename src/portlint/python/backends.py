@@ -26,6 +26,8 @@ WORD = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+")
 BACKEND_VENDORS = ("cuda", "rocm")
 TITLES = {"cuda": "CUDA", "rocm": "ROCm"}
 TARGETS = ("rocm", "npu", "mlu", "xpu", "mps", "cpu")
+#: Device-type strings: ``"cuda"`` in a backend's body says what it drives; ``"nsight"`` does not.
+TARGET_DEVICES = frozenset({"cuda", *TARGETS})
 
 
 @dataclass(frozen=True)
@@ -135,7 +137,7 @@ def _class_backends(tree: ast.Module, words: dict[str, str]) -> list[Backend]:
             and other_vendor != vendor
             and (bases & other_bases or node.name in other_bases or other.name in bases)
         }
-        if siblings:
+        if siblings and _mentions_vendor(node, words):
             found.append(_backend_at(node, vendor, "class", siblings))
     # A CUDA class derived from a backend (``NvmlCudaPlatform(CudaPlatform)``) belongs to it.
     by_name = {backend.name: backend for backend in found}
@@ -145,6 +147,29 @@ def _class_backends(tree: ast.Module, words: dict[str, str]) -> list[Backend]:
             part = _backend_at(node, vendor, "class", set(parents[0].siblings))
             found.append(dataclasses.replace(part, summarised=False))
     return found
+
+
+def _mentions_vendor(node: ast.ClassDef, words: dict[str, str]) -> bool:
+    """The class body uses something of its vendor's (a name or attribute with a vendor word,
+    ``torch.cuda``, or its device string ``"cuda"``): a configuration class that only holds
+    settings (``NsightToolConfig`` beside ``NPUToolConfig``, ``name = "nsight"``) has nothing
+    to port."""
+    for inner in ast.walk(node):
+        if inner is node:
+            continue
+        if isinstance(inner, ast.Name):
+            text = inner.id
+        elif isinstance(inner, ast.Attribute):
+            text = inner.attr
+        elif isinstance(inner, ast.Constant) and isinstance(inner.value, str):
+            text = inner.value.split(":")[0]  # a device string (``"cuda:0"``), not a tool name
+            if text.lower() not in TARGET_DEVICES:
+                continue
+        else:
+            continue
+        if vendor_of(text, words) in BACKEND_VENDORS:  # a ROCm backend runs torch.cuda too
+            return True
+    return False
 
 
 def _backend_at(node, vendor: str, kind: str, siblings: set[str]) -> Backend:

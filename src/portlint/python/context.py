@@ -9,12 +9,13 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from portlint.catalog import Catalog, Rule
-from portlint.model import PORTABLE, Advice, Finding, Fix, Severity, Span, Status
+from portlint.model import PORTABLE, Advice, Applicability, Finding, Fix, Severity, Span, Status
 from portlint.python.guards import NO_GUARD, Guard
 from portlint.python.names import NameResolver
 from portlint.python.tree import walk
 from portlint.textindex import LineIndex
 
+RANK = {Severity.INFO: 0, Severity.WARNING: 1, Severity.ERROR: 2}
 GUARDED_NOTE = "only on the CUDA path: {targets} skip it and silently run on the CPU"
 #: Calls that print or log: ``print``, ``logger.info``, ``sys.stderr.write``.
 LOG_CALL = re.compile(r"(?:print|debug|info|warning|warn|log|write)$")
@@ -32,6 +33,8 @@ class Report:
     #: Not shown, but its severity counts for the arm's test (``_quiet_tests``): a site that
     #: the test stands for.
     hidden: bool = False
+    #: The CUDA availability test the node sits behind (``api_checks._behind_cuda_test``).
+    behind: ast.expr | None = None
 
 
 @dataclass
@@ -102,6 +105,7 @@ class Context:
         fix: Fix | None = None,
         span: Span | None = None,
         hidden: bool = False,
+        behind: ast.expr | None = None,
     ) -> None:
         """Queue a finding at ``node`` (or at ``span`` within it).
 
@@ -113,7 +117,8 @@ class Context:
         self._reported.add(key)
         rule = self.catalog.rules[code]
         chosen = targets if targets is not None else rule.targets
-        self.reports.append(Report(node, rule, message, chosen, severity, fix, span, hidden))
+        report = Report(node, rule, message, chosen, severity, fix, span, hidden, behind)
+        self.reports.append(report)
 
     def in_log_call(self, node: ast.AST) -> bool:
         """The node is part of what a print or log call is given
@@ -161,6 +166,7 @@ class Context:
             finding = self._finish(report)
             if finding is not None:
                 finished[id(report)] = (report, finding)
+        self._behind_tests(finished)
         self._quiet_tests(finished)
         return [finding for report, finding in finished.values() if not report.hidden]
 
@@ -182,6 +188,35 @@ class Context:
                     quiet = replace(finding, severity=Severity.INFO, message=message)
                     finished[key] = (report, quiet)
 
+    def _behind_tests(self, finished: dict[int, tuple[Report, Finding]]) -> None:
+        """A call behind a reported CUDA availability test is no finding: the test is the site
+        of what the other targets miss. Its severity still counts for the test's
+        (``_quiet_tests``), and where the test's own fix makes it device-generic the call's
+        edits join that fix, or the other targets would now reach ``torch.cuda``. Behind a test
+        that is no finding (a project's own ``is_cuda_available()``), the call stays the site."""
+        sites = {
+            id(r.node): key for key, (r, f) in finished.items() if not r.hidden and r.behind is None
+        }
+        for report, finding in list(finished.values()):
+            test, site = report.behind, None
+            while test is not None and site is None:
+                site = next((sites[id(n)] for n in walk(test) if id(n) in sites), None)
+                test = self.guards.get(id(test), NO_GUARD).behind
+            if site is None or RANK[finished[site][1].severity] < RANK[finding.severity]:
+                # ``if torch.version.cuda: torch.cuda.set_device(0)``: an info test does not
+                # say what the arm loses, the call does
+                continue
+            report.hidden = True
+            owner, carrier = finished[site]
+            if finding.fix is None or carrier.fix is None:
+                continue
+            fix = carrier.fix
+            edits = fix.edits + tuple(e for e in finding.fix.edits if e not in fix.edits)
+            unsafe = Applicability.UNSAFE in (fix.applicability, finding.fix.applicability)
+            applicability = Applicability.UNSAFE if unsafe else fix.applicability
+            merged = replace(fix, applicability=applicability, edits=edits)
+            finished[site] = (owner, replace(carrier, fix=merged))
+
     def _finish(self, report: Report) -> Finding | None:
         if self.switch_restores.get(id(report.node)) in self.switch_changes:
             return None  # the change of the switch is the site, not its restore
@@ -193,8 +228,15 @@ class Context:
         if guard.restated and _restates(report.node, self.parents, guard.restated):
             return None
         targets = dict(report.targets)
+        covered = guard.covered
+        if isinstance(report.node, ast.alias):
+            # ``if is_npu_available(): from npu_utils import pad else: from flash_attn import
+            # pad``: the import statement's sibling branches cover their targets. ROCm stays:
+            # a CUDA test lets it through, and an NVIDIA-only package is what it lacks there
+            statement = self.guards.get(id(self.parents.get(id(report.node))), NO_GUARD)
+            covered = statement.covered - {"rocm"}
         for target in targets:
-            if target in guard.covered or (guard.only is not None and target not in guard.only):
+            if target in covered or (guard.only is not None and target not in guard.only):
                 targets[target] = PORTABLE
         if not isinstance(report.node, ast.alias):  # the import itself keeps every target
             line = getattr(report.node, "lineno", 0)

@@ -195,7 +195,28 @@ def check_device_strings(node: ast.Call, ctx: Context) -> None:
                 message += f" ({behaviour})"
             fix = _device_fix(node, name, argument, literal, wants_type, ctx)
             targets = _keeping_index(ctx.catalog.rules["PRT101"].targets, text)
+            listed = _listed_beside(argument, literal.node, ctx)
+            if listed:
+                # ``register(device=["cuda", "npu"])``: the list names npu's own device too
+                targets = {t: PORTABLE if t in listed else a for t, a in targets.items()}
             ctx.report(literal.node, "PRT101", message, targets=targets, fix=fix, severity=severity)
+
+
+def _listed_beside(argument: ast.AST, node: ast.AST, ctx: Context) -> frozenset[str]:
+    """The targets whose device names sit beside ``node`` in the list, tuple or set literal
+    that is the argument (``device=["cuda", "npu"]``): a value that names several devices
+    covers them."""
+    parent = argument
+    if not isinstance(parent, ast.List | ast.Tuple | ast.Set) or node not in parent.elts:
+        return frozenset()
+    names = ctx.catalog.rules["PRT101"].targets.keys()
+    return frozenset(
+        element.value.split(":")[0]
+        for element in parent.elts
+        if isinstance(element, ast.Constant)
+        and isinstance(element.value, str)
+        and element.value.split(":")[0] in names
+    )
 
 
 def _keeping_index(targets, text: str) -> dict[str, Advice]:

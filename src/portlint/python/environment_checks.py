@@ -60,6 +60,37 @@ def env_severity(catalog: Catalog) -> dict[str, Severity]:
 
 
 @functools.cache
+def vendor_variables(catalog: Catalog) -> dict[str, str]:
+    """Another target's own variable -> that target (``HIP_VISIBLE_DEVICES`` -> rocm): the
+    counterparts of ``[env.*]`` and the ``[vendor_variables]`` of rules/environment.toml."""
+    table = catalog.table("environment")
+    found = {
+        counterpart: target
+        for row in table.get("env", {}).values()
+        for target, counterpart in row.items()
+        if isinstance(counterpart, str) and counterpart.isupper()
+    }
+    for target, names in table.get("vendor_variables", {}).items():
+        found.update(dict.fromkeys(names, target))
+    return found
+
+
+def read_variable(value: ast.expr) -> str | None:
+    """``os.environ.get("X")``, ``os.getenv("X", ...)``, ``os.environ["X"]``: the name read."""
+    if isinstance(value, ast.Call) and value.args:
+        func = ast.unparse(value.func)
+        if func in ("os.environ.get", "os.getenv", "environ.get", "getenv"):
+            key = value.args[0]
+            return (
+                key.value if isinstance(key, ast.Constant) and isinstance(key.value, str) else None
+            )
+    if isinstance(value, ast.Subscript) and ast.unparse(value.value) in ("os.environ", "environ"):
+        key = value.slice
+        return key.value if isinstance(key, ast.Constant) and isinstance(key.value, str) else None
+    return None
+
+
+@functools.cache
 def tool_advice(catalog: Catalog) -> dict[str, dict[str, Advice]]:
     return {
         name: _advice_from_row(row, rocm_portable=False)

@@ -60,6 +60,10 @@ class Guard:
     #: In an arm for a torch older than this version (``if TORCH_VERSION < "1.10":``): a
     #: device-generic form added since is not there.
     torch_below: tuple[int, int] | None = None
+    #: The positive CUDA test (``if torch.cuda.is_available():``, or the negated test of an
+    #: early return) whose arm the node is in: a ``torch.cuda`` call here never runs off CUDA,
+    #: the test is the site (its fix carries the call's).
+    behind: ast.expr | None = None
 
     def inside(
         self,
@@ -72,6 +76,7 @@ class Guard:
         restated: frozenset[str] = frozenset(),
         fails_elsewhere: bool = False,
         torch_below: tuple[int, int] | None = None,
+        behind: ast.expr | None = None,
     ) -> Guard:
         if only is None:
             only = self.only
@@ -87,6 +92,7 @@ class Guard:
             self.restated | restated,
             self.fails_elsewhere or fails_elsewhere,
             min(filter(None, (self.torch_below, torch_below)), default=None),
+            behind if behind is not None else self.behind,
         )
 
 
@@ -298,6 +304,39 @@ def cuda_polarity(test: ast.expr, resolve: Resolve, cuda_flags: set[str]) -> int
     return 1 if _is_cuda_check(test, resolve) else 0
 
 
+def asks_availability(test: ast.expr, resolve: Resolve, cuda_flags: set[str]) -> bool:
+    """The test asks whether CUDA is there (``torch.cuda.is_available()``,
+    ``is_torch_cuda_available()``, a name holding such a check), alone, negated or in an
+    ``and``; not a device-type comparison."""
+    for node in walk(test):
+        if isinstance(node, ast.Name) and node.id in cuda_flags:
+            return True
+        if isinstance(node, ast.Call) and (
+            resolve(node.func) == "torch.cuda.is_available"
+            or CUDA_PREDICATE.fullmatch(_call_name(node) or "")
+        ):
+            return True
+    return False
+
+
+def availability_before(
+    node: ast.AST, parents: Mapping[int, ast.AST], resolve: Resolve, cuda_flags: set[str]
+) -> ast.expr | None:
+    """``sync and torch.cuda.is_available() and torch.cuda.synchronize()``: the operand of an
+    ``and`` that found CUDA before the node is evaluated, or None."""
+    child, current = node, parents.get(id(node))
+    while current is not None and not isinstance(current, ast.stmt):
+        if isinstance(current, ast.BoolOp) and isinstance(current.op, ast.And):
+            position = next(i for i, v in enumerate(current.values) if v is child)
+            for value in current.values[:position]:
+                if cuda_polarity(value, resolve, cuda_flags) == 1 and asks_availability(
+                    value, resolve, cuda_flags
+                ):
+                    return value
+        child, current = current, parents.get(id(current))
+    return None
+
+
 def nccl_backend_test(
     test: ast.expr, flags: set[str], backends: frozenset[str] = frozenset({"nccl"})
 ) -> bool:
@@ -390,6 +429,11 @@ def handled_targets(expr: ast.AST, resolve: Resolve, vendors: Vendors) -> frozen
             handled.update(_compared_vendors(node, vendors))
         if isinstance(node, ast.Name) and node.id in vendors.flags:
             handled.update(vendors.flags[node.id])
+        elif isinstance(node, ast.Name) and PREDICATE.fullmatch(node.id):
+            # ``if is_npu_available: return``: a module-level flag named for the vendor check
+            vendor = vendors.predicate_vendor(node)
+            if vendor in markers:
+                handled.add(vendor)
 
         if isinstance(node, ast.Attribute | ast.Name):
             name = resolve(node)
@@ -436,6 +480,13 @@ def only_targets(test: ast.expr, resolve: Resolve, vendors: Vendors) -> frozense
                     return frozenset({"rocm"})  # selected for CUDA, which ROCm builds are
                 if vendor in vendors.markers:
                     return frozenset({vendor})
+            if (
+                isinstance(operand, ast.Constant)
+                and isinstance(operand.value, str)
+                and operand.value in vendors.markers
+                and operand.value != "cpu"
+            ):
+                return frozenset({operand.value})  # ``if device_name == "npu":``
         return None
     if isinstance(test, ast.Name | ast.Attribute | ast.Call) and vendors.hosted_only(test):
         return frozenset({"cpu"})  # ``elif in_colab and ...``: NVIDIA, TPU or CPU machines only

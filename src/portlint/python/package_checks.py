@@ -67,7 +67,13 @@ def check_import(node: ast.Import | ast.ImportFrom, ctx: Context) -> None:
         integration = not (fallback or checked) and _integration_module(node, ctx, package)
         severity = Severity.WARNING if fallback or checked or integration else None
         message = f"`{package}` needs an NVIDIA GPU"
-        if fallback:
+        if fallback and _own_state_only(node, ctx):
+            severity = Severity.INFO
+            message += (
+                " (imported only to set the package's own state, with a fallback that does"
+                " nothing: where it is missing there is nothing to set)"
+            )
+        elif fallback:
             message += " (imported with an ImportError fallback)"
         elif checked:
             message += " (imported behind an availability check)"
@@ -78,6 +84,42 @@ def check_import(node: ast.Import | ast.ImportFrom, ctx: Context) -> None:
         ctx.parents[id(alias)] = node  # the walk does not enter aliases
         ctx.report(alias, "PRT501", message, targets=table[package], severity=severity)
         _scope_after_local_import(node, ctx, table[package])
+
+
+def _own_state_only(node: ast.AST, ctx: Context) -> bool:
+    """``try: from te.module.base import _dummy_wgrads; _dummy_wgrads.clear() except
+    ImportError: pass``, or ``add_safe_globals([te.FusedAdam])``: a block that imports the
+    package only to call into it or into torch with nothing of the caller's (no local name
+    flows in), whose handler does nothing. Where the package is missing, its state does not
+    exist: nothing is skipped."""
+    block = ctx.parents.get(id(node))
+    if not isinstance(block, ast.Try) or node not in block.body:
+        return False
+    if not all(all(_does_nothing(s) for s in handler.body) for handler in block.handlers):
+        return False
+    imported = {
+        (alias.asname or alias.name).split(".")[0]
+        for statement in block.body
+        if isinstance(statement, ast.Import | ast.ImportFrom)
+        for alias in statement.names
+    }
+    calls = [s for s in block.body if not isinstance(s, ast.Import | ast.ImportFrom)]
+    if not calls or block.orelse or block.finalbody:
+        return False
+    for statement in calls:
+        if not (isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Call)):
+            return False
+        for name in ast.walk(statement):
+            local = isinstance(name, ast.Name) and name.id not in imported
+            if local and ctx.qualified_name(name) is None:
+                return False  # a local or parameter of the caller's flows in
+    return True
+
+
+def _does_nothing(statement: ast.stmt) -> bool:
+    return isinstance(statement, ast.Pass) or (
+        isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Constant)
+    )
 
 
 def _scope_after_local_import(node: ast.AST, ctx: Context, advice: dict[str, Advice]) -> None:
