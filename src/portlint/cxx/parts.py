@@ -19,16 +19,17 @@ A cut goes only at the start of a line where the code before it is complete:
   function by its head: return type, name, parameters, up to and with its ``{``) and closed
   after it;
 - inside a function, only before code that does not continue the statement before it (an
-  ``else``, the ``while`` of a ``do``, a ``catch``), and only in a function whose head is surely
-  a host function's (a return type, no CUDA or compiler qualifiers, no preprocessor line, no
-  brackets) and whose body holds nothing the checks read across its statements
-  (``WHOLE_FUNCTION``: launches, whose block sizes the launch checks look up among the
-  function's declarations; compute capabilities, and the variables set from them that the arch
-  checks follow through the function) nor device code (``__device__`` lambdas, ``__shared__``).
-  Kernels and device functions are never cut: the checks of device code read the function
-  whole. What else a check reads of a function is its head (parameters, qualifiers), which
-  every part of it gets, or one statement; the lane-mask constants, local ones too, are in the
-  context (below);
+  ``else``, the ``while`` of a ``do``, a ``catch``, an operator), and only in a function whose
+  head is surely a host function's (a return type, no CUDA or compiler qualifiers, no
+  preprocessor line, no brackets) and whose body holds nothing the checks read across its
+  statements (``WHOLE_FUNCTION``: launches, whose block sizes the launch checks look up among
+  the function's declarations; compute capabilities, and the variables set from them that the
+  arch checks follow through the function) nor device code (``__device__`` lambdas,
+  ``__shared__``). Kernels and device functions are never cut: the checks of device code read
+  the function whole. What else a check reads of a function is its head (parameters,
+  qualifiers), which every part of it gets, or one statement; a local declaration such as
+  ``void *p;`` is read by no other statement's check; the lane-mask constants, local ones too,
+  are in the context (below);
 - inside ``#if`` groups too, which are opened again before the part (the opening directive and
   the branch the cut is in) and closed after it; but never inside a group one of whose
   conditions names a HIP macro (``preprocessor.hip_guarded_lines``: the whole group is already
@@ -128,8 +129,9 @@ WHOLE_FUNCTION = re.compile(
     r"<<<|major|minor|ComputeCapability|__global__|__device__|__host__|__shared__|"
     r"__launch_bounds__|__CUDA_ARCH__"
 )
-#: A statement that continues the one before it: no cut goes before it.
-CONTINUING = re.compile(r"\s*(?:else|while|catch)\b")
+#: Code that continues the statement before it (an ``else``, the ``while`` of a ``do``, a
+#: ``catch``, or an operator after a lambda's ``}``): no cut goes before it.
+CONTINUING = re.compile(r"\s*(?:(?:else|while|catch)\b|[,.?)\]=]|->|:(?!:))")
 
 
 def _ascii(pattern: re.Pattern[bytes]) -> re.Pattern[str]:
@@ -163,6 +165,8 @@ class Part:
     first: int
     opening: tuple[tuple[int, str], ...]
     closing: str
+    #: Whether it starts inside a function's body.
+    in_function: bool = False
 
 
 @dataclass(frozen=True)
@@ -213,6 +217,7 @@ class _Scan:
     previous: int = 0  # where the last token ended
     #: What opens around the part being scanned, where it starts.
     opening: tuple[tuple[int, str], ...] = ()
+    inside: bool = False  # whether it starts inside a function
     _counted: tuple[int, int] = (0, 1)  # a place and its line
 
     def around(self) -> tuple[tuple[tuple[int, str], ...], str]:
@@ -227,10 +232,11 @@ class _Scan:
 
     def cut(self, at: int, around: tuple[tuple[tuple[int, str], ...], str]) -> None:
         """A cut at ``at``, with ``around`` what opens and closes there."""
-        self.parts.append(Part(self.start, at, self.line, self.opening, around[1]))
+        self.parts.append(Part(self.start, at, self.line, self.opening, around[1], self.inside))
         self.line += self.text.count("\n", self.start, at)
         self.start = at
         self.opening = around[0]
+        self.inside = self.in_function()
 
     def may_cut(self, at: int) -> bool:
         if at - self.start < self.size or at >= len(self.text) or self.parens:
@@ -311,7 +317,7 @@ def cut(text: str, size: int, hip_macros: tuple[str, ...]) -> list[Part]:
         raise Unsure
     if scan.directives != sum(1 for _ in _conditionals(text)):
         raise Unsure  # a directive in a comment, which the HIP guards count
-    scan.parts.append(Part(scan.start, len(text), scan.line, scan.opening, ""))
+    scan.parts.append(Part(scan.start, len(text), scan.line, scan.opening, "", scan.inside))
     return scan.parts
 
 
