@@ -2,10 +2,10 @@
 
     python benchmarks/big_cuda_parts.py [--mb 1 4 16] [--lines 50]
 
-``big_inputs.py``'s CUDA file is one function of ``cudaMalloc`` lines, which no cut can split
-(``portlint.cxx.parts`` cuts between declarations only). This file has the same lines (one
-finding per 21 bytes, the worst case) in functions of ``--lines`` lines each, the shape of
-generated sources. Each size is linted in a fresh process (``--output-format concise``,
+The file is made of ``cudaMalloc`` lines (one finding per 21 bytes, the worst case) in host
+functions of ``--lines`` lines each, the shape of generated sources (``portlint.cxx.parts`` cuts
+between them), or with ``--lines 0`` in one function, as ``big_inputs.py``'s CUDA file (cut
+between its statements). Each size is linted in a fresh process (``--output-format concise``,
 ``--no-cache``, ``--max-file-size 1GB``) twice: as portlint runs (in parts above a million
 characters), and with the part threshold out of reach (whole). Prints the findings, seconds and
 peak resident memory, and the memory beyond a run on a one-line file as a multiple of the size.
@@ -40,6 +40,8 @@ print(proc.stdout.count(b"\\n"), resource.getrusage(resource.RUSAGE_CHILDREN).ru
 
 def generate(folder: Path, megabytes: float, lines: int) -> Path:
     path = folder / f"parts{megabytes}.cu"
+    if lines == 0:  # one function
+        lines = max(1, int(megabytes * 1e6 / len(CUDA_LINE)))
     body = "  void *p;\n" + CUDA_LINE * lines + "}\n"
     count = max(1, int(megabytes * 1e6 / len("void f0() {\n" + body)))
     with path.open("w") as out:
@@ -60,7 +62,9 @@ def measure(path: Path, threshold: int) -> tuple[int, float, int]:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--mb", type=float, nargs="+", default=[1.0, 4.0, 16.0])
-    parser.add_argument("--lines", type=int, default=50, help="cudaMalloc lines per function")
+    parser.add_argument(
+        "--lines", type=int, default=50, help="cudaMalloc lines per function (0: one function)"
+    )
     args = parser.parse_args()
     from portlint.engine import ANALYSERS
 

@@ -8,7 +8,8 @@ mode with the default settings: whole, and cut into parts of about ``--part-size
 (default 1: a cut at every place a cut can go, the hardest case), however small the file and
 however large its context. Prints how many files were compared, how many were analysed in parts
 (the rest fell back to the whole analysis), and every file whose findings differ, with the first
-differences.
+differences. With ``--cxx``, also how many of the files analysed in parts have a part that
+starts inside a function's body.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from portlint import engine
+from portlint.catalog import load_catalog
 from portlint.config import Settings
 from portlint.cxx import parts as cxx_parts
 from portlint.discover import language_of
@@ -47,7 +49,8 @@ def main() -> int:
     parts.WHOLE_UP_TO = 0
     parts.PARTS_PER_FILE = 1 << 62
     parts.CONTEXT_PARTS = 1 << 62
-    compared = in_parts = differing = 0
+    hip_macros = tuple(load_catalog().table("cxx").get("guards", {}).get("hip_macros", ()))
+    compared = in_parts = in_functions = differing = 0
     for path in files:
         try:
             source = read_source(path, language)
@@ -60,6 +63,9 @@ def main() -> int:
         engine.ANALYSERS[language] = analyser
         compared += 1
         in_parts += not isinstance(result, tuple)
+        if args.cxx and not isinstance(result, tuple):
+            cuts = cxx_parts.cut(source.text, args.part_size, hip_macros)
+            in_functions += any(part.in_function for part in cuts)
         cut = list(result)
         if cut == whole:
             continue
@@ -82,7 +88,8 @@ def main() -> int:
                 )
             if not found and len(cut) == len(whole):
                 print(f"  {label}: same findings, different details or order")
-    print(f"{compared} files compared, {in_parts} analysed in parts, {differing} differ")
+    inside = f" ({in_functions} cut inside a function)" if args.cxx else ""
+    print(f"{compared} files compared, {in_parts} analysed in parts{inside}, {differing} differ")
     return 1 if differing else 0
 
 

@@ -26,6 +26,18 @@ CXX_FIXTURES = sorted(p for p in FIXTURES.rglob("*") if language_of(p) == "cxx")
 #: recovery runs on past a cut), so they are analysed whole.
 NOT_PARSED = {"macros_split.cu", "macros_split.hip.cu"}
 HIP_MACROS = tuple(load_catalog().table("cxx")["guards"]["hip_macros"])
+#: Fixtures with a host function that a cut goes inside of (between its statements).
+CUT_IN_FUNCTIONS = {
+    "device_hazards.cu",
+    "hip_guards.cu",
+    "runtime_driver.hip.cu",
+    "libraries.cpp",
+    "plain.cpp",
+    "runtime_driver.cu",
+    "table_bugs.cu",
+    "table_libraries.cu",
+    "table_versions.cu",
+}
 
 
 @pytest.fixture
@@ -59,7 +71,9 @@ def test_fixtures_in_tiny_parts_match_the_whole_analysis(path, tiny_parts):
     assert list(result) == whole
     assert isinstance(result, FindingParts) == (path.name not in NOT_PARSED)
     if path.name not in NOT_PARSED:
-        assert len(parts.cut(source.text, 1, HIP_MACROS)) > 4
+        pieces = parts.cut(source.text, 1, HIP_MACROS)
+        assert len(pieces) > 4
+        assert any(p.in_function for p in pieces) == (path.name in CUT_IN_FUNCTIONS)
 
 
 def test_cuts_go_between_complete_declarations_only():
@@ -85,19 +99,25 @@ def test_cuts_go_between_complete_declarations_only():
         "int f(int a,\n      int b);\n",
         'const char *s = R"(\n;\n}\n)";\n',
         "#define M(x) \\\n  x;\n",
-        "void g() {\n  int y;\n}\n",
+        "void g() {\n",
+        "  int y;\n",
+        "}\n",
         "}  // namespace outer\n",
         "int tail;\n",
     ]
-    # inside the namespace, a part is analysed inside it again
+    # inside the namespace, a part is analysed inside it again; inside g, inside both
     namespace = ((2, "namespace outer {\n"),)
+    function = (*namespace, (18, "void g() {\n"))
     assert [(p.opening, p.closing) for p in pieces[1:]] == [
         ((), "}\n"),  # it opens the namespace
-        *[(namespace, "}\n")] * 6,
-        (namespace, ""),  # it closes it
+        *[(namespace, "}\n")] * 5,
+        (namespace, "}\n}\n"),  # it opens g
+        (function, "}\n}\n"),
+        (function, "}\n"),  # it closes g
+        (namespace, ""),  # it closes the namespace
         ((), ""),
     ]
-    assert [p.first for p in pieces] == [1, 2, 3, 6, 10, 12, 16, 18, 21, 22]
+    assert [p.first for p in pieces] == [1, 2, 3, 6, 10, 12, 16, 18, 19, 20, 21, 22]
 
 
 def test_a_part_inside_an_if_group_is_analysed_inside_it():
@@ -244,3 +264,155 @@ def test_parts_of_the_generated_file_are_cut_inside_the_namespace(monkeypatch):
     pieces = parts.cut(text, 200, HIP_MACROS)
     assert len(pieces) > 10
     assert all(p.opening == ((1, "namespace gen {\n"),) for p in pieces[1:-1])
+
+
+HOST_FUNCTION = """#include <cuda_runtime.h>
+#define FULL 0xffffffff
+namespace host {
+static cudaError_t copy(float *dst, const float *src, size_t n, cudaStream_t stream) {
+  void *p;
+  cudaMalloc(&p, n);  // a comment; with a brace {
+  const unsigned mask = 0xffffffffu;
+  if (n > 4) {
+    cudaMemcpyAsync(dst, src, n, cudaMemcpyDeviceToDevice, stream);
+  }
+  else
+    cudaMemcpy(dst, src, n, cudaMemcpyDeviceToDevice);
+  if (n) cudaFree(p);
+  else cudaFreeHost(p);
+  do
+    cudaStreamSynchronize(stream);
+  while (0);
+  try {
+    cudaDeviceSynchronize();
+  } catch (...) {
+    return cudaErrorUnknown;
+  }
+  switch (n) {
+  case 1:
+    cudaFree(p);
+    break;
+  default:
+    break;
+  }
+  auto release = [&]() {
+    cudaFree(p);
+  };
+  auto run = [&]() {
+    cudaFree(p);
+  }
+  == nullptr;
+#if CUDART_VERSION >= 11000
+  cudaMallocAsync(&p, n, stream);
+#else
+  cudaMalloc(&p, n);
+#endif
+done:
+  cudaEventRecord(nullptr, stream);
+  const char *s = "}; {";
+  return cudaSuccess;
+}
+}  // namespace host
+"""
+
+
+def test_cuts_inside_a_host_function_go_between_whole_statements():
+    pieces = parts.cut(HOST_FUNCTION, 1, HIP_MACROS)
+    assert "".join(HOST_FUNCTION[p.start : p.end] for p in pieces) == HOST_FUNCTION
+    inside = [HOST_FUNCTION[p.start : p.end] for p in pieces if len(p.opening) >= 2]
+    assert inside == [
+        "  void *p;\n",
+        "  cudaMalloc(&p, n);  // a comment; with a brace {\n",
+        "  const unsigned mask = 0xffffffffu;\n",
+        "  if (n > 4) {\n    cudaMemcpyAsync(dst, src, n, cudaMemcpyDeviceToDevice, stream);\n"
+        "  }\n  else\n    cudaMemcpy(dst, src, n, cudaMemcpyDeviceToDevice);\n",
+        "  if (n) cudaFree(p);\n  else cudaFreeHost(p);\n",
+        "  do\n    cudaStreamSynchronize(stream);\n  while (0);\n",
+        "  try {\n    cudaDeviceSynchronize();\n  } catch (...) {\n    return cudaErrorUnknown;\n"
+        "  }\n",
+        "  switch (n) {\n  case 1:\n    cudaFree(p);\n    break;\n  default:\n    break;\n  }\n",
+        "  auto release = [&]() {\n    cudaFree(p);\n  };\n",
+        "  auto run = [&]() {\n    cudaFree(p);\n  }\n  == nullptr;\n",
+        # a cut inside a function waits for the next code (an ``else`` would continue)
+        "#if CUDART_VERSION >= 11000\n  cudaMallocAsync(&p, n, stream);\n",
+        "#else\n  cudaMalloc(&p, n);\n",
+        "#endif\ndone:\n  cudaEventRecord(nullptr, stream);\n",
+        '  const char *s = "}; {";\n',
+        "  return cudaSuccess;\n",
+        "}\n",
+    ]
+    header = (
+        4,
+        "static cudaError_t copy(float *dst, const float *src, size_t n, cudaStream_t stream) {\n",
+    )
+    body = [p for p in pieces if len(p.opening) >= 2]
+    assert [p for p in pieces if p.in_function] == body
+    assert all(p.opening[:2] == ((3, "namespace host {\n"), header) for p in body)
+    assert [(p.opening[2:], p.closing) for p in body[10:13]] == [
+        ((), "#endif\n}\n}\n"),
+        (((37, "#if CUDART_VERSION >= 11000\n"),), "#endif\n}\n}\n"),
+        (((37, "#if CUDART_VERSION >= 11000\n"), (39, "#else\n")), "}\n}\n"),
+    ]
+
+
+def test_a_host_function_in_tiny_parts_gives_the_whole_findings(tiny_parts):
+    result = in_parts(HOST_FUNCTION)
+    assert isinstance(result, FindingParts)
+    whole = whole_findings(SourceFile("big.cu", HOST_FUNCTION))
+    assert list(result) == whole
+    assert len(whole) > 15
+    # every statement with a CUDA name, the header, the #if on CUDA's version
+    lines = {1, 4, 6, 9, 12, 13, 14, 16, 19, 21, 25, 31, 34, 37, 38, 40, 43, 45}
+    assert {f.span.line for f in whole} == lines
+
+
+@pytest.mark.parametrize(
+    "function",
+    [
+        # what the checks read across statements: a launch's block size, a capability
+        "void run(float *p) {\n  int threads = 1024;\n  k<<<1, threads>>>(p);\n}\n",
+        "void run() {\n  cudaDeviceProp prop;\n  int cc = prop.major;\n  if (cc >= 8) g();\n}\n",
+        # device code
+        "__global__ void k(float *p) {\n  p[0] = 0;\n  __syncthreads();\n}\n",
+        "__device__ float g(float x) {\n  x += 1;\n  return x;\n}\n",
+        "__host__ __device__ float g(float x) {\n  x += 1;\n  return x;\n}\n",
+        "void h() {\n  auto f = [] __device__ (int i) { return i; };\n  g(f);\n}\n",
+        # not surely a function: a macro, a constructor, a parameter list with a directive
+        "TEST(Suite, Case) {\n  cudaFree(0);\n  cudaFree(0);\n}\n",
+        "Holder::Holder() {\n  cudaFree(0);\n  cudaFree(0);\n}\n",
+        "void f(\n#ifdef X\n  int a\n#else\n  int b\n#endif\n) {\n  cudaFree(0);\n  g();\n}\n",
+        "auto f() -> int {\n  cudaFree(0);\n  return 0;\n}\n",
+    ],
+)
+def test_no_cut_inside_a_function_the_checks_read_whole(function):
+    text = "int a;\n" + function + "int b;\n"
+    pieces = parts.cut(text, 1, HIP_MACROS)
+    assert function in [text[p.start : p.end] for p in pieces]
+
+
+def test_braces_split_across_if_branches_in_a_function_are_unsure():
+    text = "void f() {\n  g();\n#if A\n  if (a) {\n#else\n  if (b) {\n#endif\n  h();\n  }\n}\n"
+    with pytest.raises(parts.Unsure):
+        parts.cut(text, 1, HIP_MACROS)
+
+
+def test_one_huge_function_above_the_threshold_is_analysed_in_parts(tmp_path, capsys, monkeypatch):
+    """The shape of a generated file that no declaration boundary cuts: one host function of
+    ``cudaMalloc`` lines. Through the command line, the same report as the whole analysis."""
+    cxx = engine.ANALYSERS["cxx"]
+    monkeypatch.setitem(engine.ANALYSERS, "cxx", replace(cxx, part_threshold=10_000))
+    path = tmp_path / "one.cu"
+    path.write_text("void f() {\n  void *p;\n" + "  cudaMalloc(&p, 4);\n" * 3000 + "}\n")
+    source = read_source(path, "cxx")
+    pieces = parts.cut(source.text, parts.part_size(len(source.text)), HIP_MACROS)
+    assert len(pieces) > 10
+    assert all(p.opening == ((1, "void f() {\n"),) for p in pieces[1:])
+    assert isinstance(lint_source(source, "cxx", Settings()).findings, FindingParts)
+    args = ["--isolated", "--output-format", "json", "--no-cache", str(path)]
+    assert main(args) == 1
+    cut = json.loads(capsys.readouterr().out)
+    monkeypatch.setitem(engine.ANALYSERS, "cxx", cxx)
+    assert main(args) == 1
+    whole = json.loads(capsys.readouterr().out)
+    assert len(whole) == 3000
+    assert cut == whole

@@ -14,8 +14,22 @@ A cut goes only at the start of a line where the code before it is complete:
   continuations), outside parentheses, and after a ``;`` or a ``}`` (not one that a ``;`` on
   the next line still continues: ``struct``, ``class``, ``union``, ``enum`` and initialiser
   braces wait for their ``;``), or at the start of a ``namespace`` or ``extern "C"`` block;
-- at brace depth 0, or inside ``namespace`` and ``extern "C"`` blocks only: the part is
-  analysed inside the same blocks, opened again before it and closed after it;
+- at brace depth 0, inside ``namespace`` and ``extern "C"`` blocks, or directly inside the body
+  of a host function: the part is analysed inside the same blocks, opened again before it (a
+  function by its head: return type, name, parameters, up to and with its ``{``) and closed
+  after it;
+- inside a function, only before code that does not continue the statement before it (an
+  ``else``, the ``while`` of a ``do``, a ``catch``, an operator), and only in a function whose
+  head is surely a host function's (a return type, no CUDA or compiler qualifiers, no
+  preprocessor line, no brackets) and whose body holds nothing the checks read across its
+  statements (``WHOLE_FUNCTION``: launches, whose block sizes the launch checks look up among
+  the function's declarations; compute capabilities, and the variables set from them that the
+  arch checks follow through the function) nor device code (``__device__`` lambdas,
+  ``__shared__``). Kernels and device functions are never cut: the checks of device code read
+  the function whole. What else a check reads of a function is its head (parameters,
+  qualifiers), which every part of it gets, or one statement; a local declaration such as
+  ``void *p;`` is read by no other statement's check; the lane-mask constants, local ones too,
+  are in the context (below);
 - inside ``#if`` groups too, which are opened again before the part (the opening directive and
   the branch the cut is in) and closed after it; but never inside a group one of whose
   conditions names a HIP macro (``preprocessor.hip_guarded_lines``: the whole group is already
@@ -43,7 +57,8 @@ as any file gets, when parts cannot be sure to hold what the whole parse would: 
 tree-sitter cannot parse without an error (on the whole file, its error recovery may go on past
 the cut, over declarations that parse in their own part, and give them other nodes and no
 fixes), a brace, parenthesis or ``#if`` group opened in one branch of an ``#if`` and closed in
-another (or not at all), a raw string not closed, a conditional directive inside a comment, a
+another (or not at all), a function body cut into whose braces do not pair up outside the
+preprocessor lines, a raw string not closed, a conditional directive inside a comment, a
 lone carriage return, a variable set from a compute capability that is not local to one
 function, or set in two parts (the arch checks follow such a name through the whole file),
 fewer than two parts, or a context longer than ``CONTEXT_PARTS`` parts for some part.
@@ -95,6 +110,28 @@ BLOCK_TOKEN = re.compile(
 SCOPE = re.compile(r'\s*(?:(inline\s+)?namespace(?:\s+([\w:]+))?|extern\s*"(C|C\+\+)")\s*')
 #: The text before a brace whose closing brace a ``;`` or a declarator may follow.
 TYPE_HEAD = re.compile(r"\b(?:struct|class|union|enum)\b|=\s*$")
+#: The text before the brace of a host function's body a part can be inside of: a return type,
+#: a name, parameters (no brackets, strings or braces), ``const``/``noexcept``/``override``.
+FUNCTION_HEAD = re.compile(
+    r"(?:template\s*<[^;{}]*>\s*)?[\w:<>,*& ]*[\w>*&][ *&]+~?[A-Za-z_][\w:~]*\s*"
+    r"\([^;{}\[\]\"'#]*\)(?:\s*(?:const|noexcept|override|final)\b)*"
+)
+#: Words that keep a head from being a host function's (statements, CUDA and compiler
+#: qualifiers, types that are not functions, operators).
+NOT_FUNCTION = re.compile(
+    r"\b(?:if|for|while|switch|catch|return|else|do|case|try|new|delete|sizeof|decltype|"
+    r"struct|class|union|enum|namespace|extern|typedef|using|operator|throw|__\w+__)\b"
+)
+#: What a function body a part is inside of may not hold: what the checks read across its
+#: statements (launches and the constants of their block sizes, compute capabilities and the
+#: variables set from them) or what makes its code device code.
+WHOLE_FUNCTION = re.compile(
+    r"<<<|major|minor|ComputeCapability|__global__|__device__|__host__|__shared__|"
+    r"__launch_bounds__|__CUDA_ARCH__"
+)
+#: Code that continues the statement before it (an ``else``, the ``while`` of a ``do``, a
+#: ``catch``, or an operator after a lambda's ``}``): no cut goes before it.
+CONTINUING = re.compile(r"\s*(?:(?:else|while|catch)\b|[,.?)\]=]|->|:(?!:))")
 
 
 def _ascii(pattern: re.Pattern[bytes]) -> re.Pattern[str]:
@@ -128,6 +165,8 @@ class Part:
     first: int
     opening: tuple[tuple[int, str], ...]
     closing: str
+    #: Whether it starts inside a function's body.
+    in_function: bool = False
 
 
 @dataclass(frozen=True)
@@ -144,13 +183,18 @@ class Piece:
 class _Open:
     """A block or an ``#if`` group open at some place of the scan."""
 
-    kind: str  # "scope", "block" or "if"
+    kind: str  # "scope", "function", "block" or "if"
     #: To open it again: the text, and its first line; for a group, the branch too.
     text: str = ""
     line: int = 0
     branch: tuple[int, str] | None = None
     #: A block whose closing brace a ``;`` may follow.
     typed: bool = False
+    #: A function body: where its brace is, and whether a cut may go inside it (None: not
+    #: known yet) and where it ends then.
+    brace: int = 0
+    cuttable: bool | None = None
+    end: int = 0
 
 
 @dataclass
@@ -173,6 +217,7 @@ class _Scan:
     previous: int = 0  # where the last token ended
     #: What opens around the part being scanned, where it starts.
     opening: tuple[tuple[int, str], ...] = ()
+    inside: bool = False  # whether it starts inside a function
     _counted: tuple[int, int] = (0, 1)  # a place and its line
 
     def around(self) -> tuple[tuple[tuple[int, str], ...], str]:
@@ -187,10 +232,11 @@ class _Scan:
 
     def cut(self, at: int, around: tuple[tuple[tuple[int, str], ...], str]) -> None:
         """A cut at ``at``, with ``around`` what opens and closes there."""
-        self.parts.append(Part(self.start, at, self.line, self.opening, around[1]))
+        self.parts.append(Part(self.start, at, self.line, self.opening, around[1], self.inside))
         self.line += self.text.count("\n", self.start, at)
         self.start = at
         self.opening = around[0]
+        self.inside = self.in_function()
 
     def may_cut(self, at: int) -> bool:
         if at - self.start < self.size or at >= len(self.text) or self.parens:
@@ -199,8 +245,26 @@ class _Scan:
             return False
         if self.blocks:
             return False
+        if not self._function_cuttable():
+            return False
         index = bisect.bisect_right(self.forbidden, (at, len(self.text))) - 1
         return index < 0 or not self.forbidden[index][0] < at < self.forbidden[index][1]
+
+    def in_function(self) -> bool:
+        return any(block.kind == "function" for block in self.opened)
+
+    def _function_cuttable(self) -> bool:
+        """Whether a cut may go in the function body open here (True outside functions)."""
+        function = next((b for b in self.opened if b.kind == "function"), None)
+        if function is None:
+            return True
+        if function.cuttable is None:
+            end = _block_end(self.text, function.brace)
+            function.cuttable = end is not None and not WHOLE_FUNCTION.search(
+                self.text, function.brace, end
+            )
+            function.end = end or 0
+        return function.cuttable
 
     def line_of(self, at: int) -> int:
         """The line of a place at or after the last place asked about."""
@@ -220,14 +284,8 @@ def cut(text: str, size: int, hip_macros: tuple[str, ...]) -> list[Part]:
         match = (BLOCK_TOKEN if scan.blocks else TOKEN).search(text, position)
         if match is None:
             break
-        kind, at, position = match.lastgroup, match.start(), match.end()
-        if kind == "raw":
-            closing = text.find(")" + match["delimiter"] + '"', position)
-            if closing < 0:
-                raise Unsure
-            position = closing + len(match["delimiter"]) + 2
-        elif kind == "directive":
-            position = _directive_end(text, at)
+        kind, at, position = match.lastgroup, match.start(), _token_end(text, match)
+        if kind == "directive":
             _directive(scan, match["keyword"], at, text[at:position])
             kind, at = "newline", position - 1
         if scan.blocks:
@@ -237,16 +295,17 @@ def cut(text: str, size: int, hip_macros: tuple[str, ...]) -> list[Part]:
             continue
         start = match.start()
         code_before = start > scan.previous and not text[scan.previous : start].isspace()
+        if pending is not None and (code_before or kind in ("raw", "string", "char", "code")):
+            continuing = code_before and CONTINUING.match(text, scan.previous, start)
+            if not continuing and (code_before or match.group() != ";"):
+                scan.cut(*pending)
+            pending = None
         scan.previous = position
         if code_before:
             scan.last = "other"
-        if pending is not None and (code_before or kind in ("raw", "string", "char", "code")):
-            if code_before or match.group() != ";":
-                scan.cut(*pending)
-            pending = None
         if kind == "newline":
             if pending is None and scan.may_cut(at + 1):
-                if scan.last == "}":
+                if scan.last == "}" or scan.in_function():
                     pending = (at + 1, scan.around())
                 else:
                     scan.cut(at + 1, scan.around())
@@ -258,8 +317,21 @@ def cut(text: str, size: int, hip_macros: tuple[str, ...]) -> list[Part]:
         raise Unsure
     if scan.directives != sum(1 for _ in _conditionals(text)):
         raise Unsure  # a directive in a comment, which the HIP guards count
-    scan.parts.append(Part(scan.start, len(text), scan.line, scan.opening, ""))
+    scan.parts.append(Part(scan.start, len(text), scan.line, scan.opening, "", scan.inside))
     return scan.parts
+
+
+def _token_end(text: str, match: re.Match[str]) -> int:
+    """Where a token ends: a raw string after its closing delimiter, a preprocessor line after
+    its line break."""
+    if match.lastgroup == "raw":
+        closing = text.find(")" + match["delimiter"] + '"', match.end())
+        if closing < 0:
+            raise Unsure
+        return closing + len(match["delimiter"]) + 2
+    if match.lastgroup == "directive":
+        return _directive_end(text, match.start())
+    return match.end()
 
 
 def _directive_end(text: str, at: int) -> int:
@@ -297,9 +369,15 @@ def _code(scan: _Scan, token: str, at: int) -> None:
         scan.head = at + 1
     elif token == "{":
         head = _without_comments(text[scan.head : at])
-        if scan.parens == 0 and SCOPE.fullmatch(head):
+        nested = scan.parens or scan.blocks or scan.in_function()
+        function = None if nested else _function_head(_without_comments(text[scan.head : at], 0))
+        if scan.parens == 0 and not scan.in_function() and SCOPE.fullmatch(head):
             reopen = " ".join(head.split()) + " {\n"
             scan.opened.append(_Open("scope", reopen, scan.line_of(at)))
+            scan.last = "{"
+        elif function is not None:
+            reopen = function + " {\n"
+            scan.opened.append(_Open("function", reopen, scan.line_of(at), brace=at))
             scan.last = "{"
         else:
             scan.opened.append(_Open("block", typed=bool(TYPE_HEAD.search(head))))
@@ -310,16 +388,50 @@ def _code(scan: _Scan, token: str, at: int) -> None:
         if not scan.opened or scan.opened[-1].kind == "if":
             raise Unsure
         block = scan.opened.pop()
+        if block.kind == "function" and block.cuttable and block.end != at:
+            raise Unsure  # its end was found elsewhere (braces in ``#if`` branches)
         scan.blocks -= block.kind == "block"
         scan.last = "other" if block.typed else "}"
         scan.head = at + 1
 
 
-def _without_comments(head: str) -> str:
-    """The text before a brace without its comments and preprocessor lines."""
+def _function_head(head: str) -> str | None:
+    """The head of a host function's definition without the preprocessor lines before it, or
+    None (a head with a preprocessor line inside it, or not surely a function's)."""
+    lines = head.split("\n")
+    while lines and (not lines[0].strip() or lines[0].lstrip().startswith("#")):
+        continued = lines[0].rstrip().endswith("\\")
+        lines.pop(0)
+        while continued and lines:
+            continued = lines.pop(0).rstrip().endswith("\\")
+    head = " ".join(" ".join(lines).split())
+    if "#" in head or len(head) > 1000 or NOT_FUNCTION.search(head):
+        return None
+    return head if FUNCTION_HEAD.fullmatch(head) else None
+
+
+def _block_end(text: str, brace: int) -> int | None:
+    """Where the block whose ``{`` is at ``brace`` ends (its ``}``), skipping comments,
+    strings and preprocessor lines; None where it never does."""
+    depth, position = 0, brace
+    while True:
+        match = BLOCK_TOKEN.search(text, position)
+        if match is None:
+            return None
+        position = _token_end(text, match)
+        if match.lastgroup == "code":
+            depth += 1 if match.group() == "{" else -1
+            if depth == 0:
+                return match.start()
+
+
+def _without_comments(head: str, directives: bool = True) -> str:
+    """The text before a brace without its comments (and preprocessor lines)."""
     if "/" in head:
         head = re.sub(r"//[^\n]*|/\*.*?\*/", " ", head, flags=re.DOTALL)
-    return re.sub(r"^[ \t]*#.*$", " ", head, flags=re.MULTILINE) if "#" in head else head
+    if directives and "#" in head:
+        return re.sub(r"^[ \t]*#.*$", " ", head, flags=re.MULTILINE)
+    return head
 
 
 def _directive(scan: _Scan, keyword: str, at: int, text: str) -> None:
