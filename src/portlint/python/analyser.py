@@ -131,6 +131,9 @@ class Analyser(ast.NodeVisitor):
         #: id of a function (or module) -> its names read from one target's own environment
         #: variable (``_variable_flags``), found once
         self.variable_flags: dict[int, dict[str, str]] = {}
+        self._names_vendor_variable: bool | None = None
+        #: the module's functions that do nothing, and its ``x.get(key, default)`` calls
+        self._get_calls: tuple[set[str], list[tuple[tuple, ast.expr]]] | None = None
 
     # -- the walk --------------------------------------------------------------------------------
 
@@ -270,6 +273,13 @@ class Analyser(ast.NodeVisitor):
         """The function imports another library's module named for CUDA or GPUs (``from
         vllm.v1.worker import gpu_worker as gw``) and assigns to its attributes (``gw.init =
         patched``): a patch of a CUDA-only module, whose code runs only where that module does."""
+        text = "\n".join(self.ctx.index.lines[node.lineno - 1 : node.end_lineno])
+        if "import" not in text:
+            return False  # imports nothing
+        folded = text.lower()
+        cuda_words = (word for word, vendor in self.vendors.words.items() if vendor == "cuda")
+        if not any(word in folded for word in cuda_words):
+            return False  # names no module for CUDA
         modules: set[str] = set()
         for inner in walk(node):
             if isinstance(inner, ast.ImportFrom) and inner.module and inner.level == 0:
@@ -299,6 +309,8 @@ class Analyser(ast.NodeVisitor):
             return False
         # Read from the text first: each call must be a ``name = _f()`` line. Only then is the
         # whole module parsed (a sliced parse leaves the callers out).
+        if f"{node.name}()" not in self.ctx.text:
+            return False  # no ``name = _f()`` at all
         calls = len(re.findall(rf"\b{node.name}\(", self.ctx.text)) - 1
         given = re.findall(rf"(?m)^\s*\w+\s*=\s*{node.name}\(\)", self.ctx.text)
         if calls < 1 or calls != len(given):
@@ -756,6 +768,13 @@ class Analyser(ast.NodeVisitor):
         names = {n.id for n in walk(test) if isinstance(n, ast.Name)} - self.vendors.flags.keys()
         if not names:
             return
+        if self._names_vendor_variable is None:  # once per file: is any such variable named?
+            text = self.ctx.text
+            self._names_vendor_variable = any(
+                name in text for name in vendor_variables(self.ctx.catalog)
+            )
+        if not self._names_vendor_variable:
+            return
         scope = self.ctx.function_scope() or (self.stack[0] if self.stack else None)
         if scope is None:
             return
@@ -1024,25 +1043,13 @@ class Analyser(ast.NodeVisitor):
         *args: None``, a function whose body only passes or returns None): a device type
         without an entry gets a no-op, not an error."""
         name = self.ctx.assigned_name(table)
-        root = self.stack[0]
-        noops = {
-            s.name
-            for s in getattr(root, "body", [])
-            if isinstance(s, ast.FunctionDef) and all(_does_nothing(b) for b in s.body)
-        }
-        for call in walk(root):
-            if not (
-                isinstance(call, ast.Call)
-                and isinstance(call.func, ast.Attribute)
-                and call.func.attr == "get"
-                and len(call.args) == 2
+        if self._get_calls is None:  # once per file, of every statement (a sliced parse's too)
+            self._get_calls = _get_calls(slices.whole(self.stack[0]))
+        noops, calls = self._get_calls
+        for receiver, default in calls:
+            if receiver == ("dict", table.lineno, table.col_offset) or (
+                name is not None and receiver == ("name", name)
             ):
-                continue
-            receiver = call.func.value
-            if receiver is table or (
-                name is not None and isinstance(receiver, ast.Name) and receiver.id == name
-            ):
-                default = call.args[1]
                 if isinstance(default, ast.Lambda):
                     return _does_nothing(ast.Return(default.body))
                 return isinstance(default, ast.Name) and default.id in noops
@@ -1091,6 +1098,31 @@ class Analyser(ast.NodeVisitor):
         return {t for t in found if t is not None}
 
     visit_TryStar = visit_Try
+
+
+def _get_calls(module: ast.Module) -> tuple[set[str], list[tuple[tuple, ast.expr]]]:
+    """The module's top-level functions whose body does nothing, and its ``x.get(key,
+    default)`` calls in walk order: (``("dict", line, column)`` of a mapping written in place
+    or ``("name", name)``, the default)."""
+    noops = {
+        s.name
+        for s in module.body
+        if isinstance(s, ast.FunctionDef) and all(_does_nothing(b) for b in s.body)
+    }
+    calls = []
+    for call in walk(module):
+        if (
+            isinstance(call, ast.Call)
+            and isinstance(call.func, ast.Attribute)
+            and call.func.attr == "get"
+            and len(call.args) == 2
+        ):
+            receiver = call.func.value
+            if isinstance(receiver, ast.Dict):
+                calls.append((("dict", receiver.lineno, receiver.col_offset), call.args[1]))
+            elif isinstance(receiver, ast.Name):
+                calls.append((("name", receiver.id), call.args[1]))
+    return noops, calls
 
 
 def _private_calls(root: ast.AST) -> dict[str, tuple[int, list[tuple[str, ast.AST]]]]:
