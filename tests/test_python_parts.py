@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from portlint import engine
+from portlint.catalog import load_catalog
 from portlint.cli import main
 from portlint.config import Settings
 from portlint.engine import lint_source, read_source
@@ -61,6 +62,25 @@ def test_a_part_that_does_not_parse_sends_the_file_to_the_whole_analysis(tiny_pa
     result = lint_source(source, "python", Settings()).findings
     assert isinstance(result, tuple)  # not in parts
     assert [f.code for f in result] == ["PRT001"]
+
+
+def test_a_syntax_error_early_in_a_large_file_is_not_parsed_again_with_every_part(monkeypatch):
+    """With parts of one statement, the part with the error is merged with the next few only:
+    then the whole parse reports it."""
+    monkeypatch.setattr(parts, "WHOLE_UP_TO", 0)
+    monkeypatch.setattr(parts, "SMALLEST_PART", 1)
+    monkeypatch.setattr(parts, "PARTS_PER_FILE", 1 << 62)
+    attempts = []
+    parse = parts.ast.parse
+
+    def counted(text, **options):
+        attempts.append(len(text))
+        return parse(text, **options)
+
+    monkeypatch.setattr(parts.ast, "parse", counted)
+    text = "import torch\ndef f(:\n" + "x = torch.cuda.current_device()\n" * 500
+    assert parts.lint_in_parts(SourceFile("bad.py", text), Settings(), load_catalog()) is None
+    assert len(attempts) < 20
 
 
 def test_a_lone_carriage_return_sends_the_file_to_the_whole_analysis(tiny_parts):

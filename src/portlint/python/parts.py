@@ -75,6 +75,10 @@ PARTS_PER_FILE = 512
 SMALLEST_PART = 4096
 #: The context of a part may be at most this many parts long; beyond, the file is analysed whole.
 CONTEXT_PARTS = 2
+#: A part that does not parse is tried with the next ones, up to this many parts' length: a cut
+#: in the wrong place parses then, a syntax error does not (and re-parsing the rest of the file
+#: each time would be quadratic).
+MERGED_PARTS = 8
 #: Places in doubt tried one after the other before the search for a cut leaps ahead.
 DOUBTS_BEFORE_LEAPS = 8
 #: Statements of the context when their lines hold a candidate word (or, for assignments, name
@@ -181,6 +185,8 @@ def _parsed_parts(
         try:
             tree = ast.parse(chunk, filename=path)
         except (SyntaxError, ValueError, RecursionError, MemoryError):
+            if len(chunk) > MERGED_PARTS * size:
+                return None  # a syntax error, not a cut: the whole parse reports it
             pending = chunk  # a cut in the wrong place? try it with the next chunk
             continue
         pending = ""
