@@ -9,6 +9,7 @@ GitLab report derives its fingerprints from them.
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -63,12 +64,19 @@ def finding_keys(
     findings: list[Finding], lines: SourceLines, display_path=lambda path: path
 ) -> list[tuple[Finding, Key]]:
     """Each finding with its key, in file order (occurrences count in that order)."""
+    ordered = sorted(findings, key=lambda f: (f.path, f.span, f.code))
+    return list(keys_in_order(ordered, lines, display_path))
+
+
+def keys_in_order(
+    findings: Iterable[Finding], lines: SourceLines, display_path=lambda path: path
+) -> Iterator[tuple[Finding, Key]]:
+    """``finding_keys`` of findings already in file order, one at a time (a file analysed in
+    parts: its findings are not all held at once)."""
     seen: Counter = Counter()
-    keyed = []
-    for finding in sorted(findings, key=lambda f: (f.path, f.span, f.code)):
+    for finding in findings:
         path = display_path(finding.path)
         digest = line_hash(lines.line(finding.path, finding.span.line))
         occurrence = seen[(finding.code, path, digest)]
         seen[(finding.code, path, digest)] += 1
-        keyed.append((finding, Key(finding.code, path, digest, occurrence)))
-    return keyed
+        yield finding, Key(finding.code, path, digest, occurrence)

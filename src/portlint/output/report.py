@@ -20,9 +20,10 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from portlint.catalog import Catalog
-from portlint.fingerprint import Key, SourceLines, finding_keys
+from portlint.fingerprint import Key, SourceLines, finding_keys, keys_in_order
 from portlint.fix import FixPolicy
 from portlint.model import Advice, Finding, Status
+from portlint.sink import FindingParts
 
 
 @dataclass
@@ -85,9 +86,13 @@ class Report:
     def line_text(self, finding: Finding, line: int | None = None) -> str:
         return self.lines.line(finding.path, finding.span.line if line is None else line)
 
-    def keyed(self, findings: Sequence[Finding]) -> list[tuple[Finding, Key]]:
+    def keyed(self, findings: Sequence[Finding]) -> Iterable[tuple[Finding, Key]]:
         """One file's findings in file order with their line-number-free keys (``fingerprint``:
-        occurrences count within a file, so a file at a time gives the whole run's keys)."""
+        occurrences count within a file, so a file at a time gives the whole run's keys). A
+        file analysed in parts gives its findings in file order already, one part at a time:
+        they are keyed as they come, not all held."""
+        if isinstance(findings, FindingParts):
+            return keys_in_order(findings, self.lines, self.relative_path)
         return finding_keys(list(findings), self.lines, self.relative_path)
 
     def files(self) -> Iterator[list[Finding]]:

@@ -254,9 +254,11 @@ class Analyser(ast.NodeVisitor):
         """The function is named for CUDA (``_check_nvidia_connectivity``) and its module or
         class defines the same function for another accelerator target
         (``_check_amd_connectivity``, ``_check_npu_connectivity``)."""
+        words = node.name.split("_")
+        if not any(self.vendors.words.get(word.lower()) == "cuda" for word in words):
+            return False
         block = getattr(self.stack[-2], "body", [])
         names = {s.name for s in block if isinstance(s, ast.FunctionDef | ast.AsyncFunctionDef)}
-        words = node.name.split("_")
         others = [
             word
             for word, vendor in self.vendors.words.items()

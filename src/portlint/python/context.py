@@ -77,6 +77,9 @@ class Context:
     switch_changes: set[tuple[int, str]] = field(default_factory=set)
     #: Names of the functions defined at module level (per-vendor helpers name their siblings).
     module_functions: frozenset[str] = frozenset()
+    #: id(statement) -> the strings in its block (``environment_checks``), computed once per
+    #: block however many variables it sets.
+    block_strings: dict[int, frozenset[str]] = field(default_factory=dict)
     _reported: set[tuple[int, str]] = field(default_factory=set)
 
     def qualified_name(self, node: ast.AST) -> str | None:
