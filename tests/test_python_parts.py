@@ -20,11 +20,6 @@ from portlint.python import parts
 from portlint.sink import FindingParts
 
 FIXTURES = Path(__file__).parent.parent / "fixtures" / "python"
-#: Fixtures whose findings need a module-level expression statement of another part, which a
-#: part's context leaves out (``python.parts``): ``parser.add_argument("--device",
-#: default="cuda")`` read in a later statement, and ``args.dist_backend = "nccl"`` used by a
-#: later ``init_process_group`` call. With one statement per part, both are lost.
-ACROSS_PARTS = {"recall.py"}
 
 
 @pytest.fixture
@@ -47,9 +42,7 @@ def whole_findings(source: SourceFile) -> list:
         engine.ANALYSERS["python"] = python
 
 
-@pytest.mark.parametrize(
-    "path", sorted(p for p in FIXTURES.rglob("*.py") if p.name not in ACROSS_PARTS), ids=str
-)
+@pytest.mark.parametrize("path", sorted(FIXTURES.rglob("*.py")), ids=str)
 def test_fixtures_in_parts_match_the_whole_analysis(path, tiny_parts):
     source = read_source(path, "python")
     whole = whole_findings(source)

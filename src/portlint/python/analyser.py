@@ -98,6 +98,11 @@ CHECKS: dict[type, tuple[Check, ...]] = {
 }
 
 IMPORT_ERRORS = frozenset({"ImportError", "ModuleNotFoundError", "Exception", "BaseException"})
+#: How many statements before and after an ``if`` (or a vendor flag) are looked at for the rest
+#: of a dispatch written as a run of statements (``if is_xpu_available(): ...`` then ``if
+#: is_npu_available(): ...``, early returns, adjacent flags). Real runs are a few statements;
+#: the bound keeps a generated file of a thousand such ``if`` statements linear, not quadratic.
+RUN_REACH = 32
 
 #: Node type -> the Analyser method that walks it.
 VISITORS: dict[type, Callable[[Analyser, ast.AST], None]] = {}
@@ -257,8 +262,7 @@ class Analyser(ast.NodeVisitor):
         words = node.name.split("_")
         if not any(self.vendors.words.get(word.lower()) == "cuda" for word in words):
             return False
-        block = getattr(self.stack[-2], "body", [])
-        names = {s.name for s in block if isinstance(s, ast.FunctionDef | ast.AsyncFunctionDef)}
+        names = self.ctx.scope_fact("functions", self.stack[-2], _function_names)
         others = [
             word
             for word, vendor in self.vendors.words.items()
@@ -449,7 +453,7 @@ class Analyser(ast.NodeVisitor):
         """``use_cuda = torch.cuda.is_available()`` among ``use_xpu = is_xpu_available()``,
         ``use_npu = is_npu_available()``: adjacent flags for each vendor, as a dispatch's arms
         are; the targets the other flags check are covered."""
-        block = _block_of(node, self.stack[-2]) if len(self.stack) > 1 else []
+        block = _block_of(node, self.stack[-2], self.ctx) if len(self.stack) > 1 else []
         if not block:
             return frozenset()
         resolve = self.ctx.qualified_name
@@ -459,11 +463,11 @@ class Analyser(ast.NodeVisitor):
                 return None
             return only_targets(statement.value, resolve, self.vendors)
 
-        index = block.index(node)
+        index = _position_in(node, self.stack[-2], self.ctx)
         covered: set[str] = set()
         for step in (-1, 1):
             position = index + step
-            while 0 <= position < len(block):
+            while 0 <= position < len(block) and abs(position - index) <= RUN_REACH:
                 targets = vendor_flag(block[position])
                 if targets is None:
                     break
@@ -487,7 +491,7 @@ class Analyser(ast.NodeVisitor):
         ):
             return False
         scope = self._function_scope()
-        return scope is not None and _only_printed_names({node.targets[0].id}, scope)
+        return scope is not None and _only_printed_names({node.targets[0].id}, scope, self.ctx)
 
     def _function_scope(self) -> ast.AST | None:
         """The innermost function being walked, or None at module or class level."""
@@ -523,7 +527,7 @@ class Analyser(ast.NodeVisitor):
                 if not isinstance(target, ast.Name):
                     return False
                 names.add(target.id)
-        return _only_printed_names(names, scope)
+        return _only_printed_names(names, scope, self.ctx)
 
     def _record_attribute(self, attribute: str, value: ast.expr) -> None:
         if self.relevance.has_candidate(value.lineno, value.end_lineno or value.lineno):
@@ -535,7 +539,7 @@ class Analyser(ast.NodeVisitor):
         func = node.func
         if isinstance(func, ast.Attribute) and func.attr == "add_argument":
             default = next((k.value for k in node.keywords if k.arg == "default"), None)
-            destination = _argument_destination(node)
+            destination = argument_destination(node)
             if default is not None and destination:
                 self._record_attribute(destination, default)
         self.generic_visit(node)
@@ -944,10 +948,10 @@ class Analyser(ast.NodeVisitor):
             return (leaves and _is_early_return(statement)) or _same_test(statement, node)
 
         start = index
-        while start > 0 and partner(block[start - 1]):
+        while start > max(0, index - RUN_REACH) and partner(block[start - 1]):
             start -= 1
         end = index + 1
-        while end < len(block) and partner(block[end]):
+        while end < min(len(block), index + 1 + RUN_REACH) and partner(block[end]):
             end += 1
         siblings = [Branch(s.test, list(s.body)) for s in block[start:end] if s is not node]
         # ``if name is None:`` after earlier statements that try to set ``name``
@@ -965,15 +969,15 @@ class Analyser(ast.NodeVisitor):
         if len(self.stack) < 2 or not self._vendor_if(self.stack[-1]):
             return []
         node = self.stack[-1]
-        block = _block_of(node, self.stack[-2])
+        block = _block_of(node, self.stack[-2], self.ctx)
         if not block:
             return []
-        index = block.index(node)
+        index = _position_in(node, self.stack[-2], self.ctx)
         start = index
-        while start > 0 and self._vendor_if(block[start - 1]):
+        while start > max(0, index - RUN_REACH) and self._vendor_if(block[start - 1]):
             start -= 1
         end = index + 1
-        while end < len(block) and self._vendor_if(block[end]):
+        while end < min(len(block), index + 1 + RUN_REACH) and self._vendor_if(block[end]):
             end += 1
         return [
             branch
@@ -1189,35 +1193,62 @@ def _short_circuit_only(
     return None
 
 
-def _only_printed_names(names: set[str], scope: ast.AST) -> bool:
+def _function_names(holder: ast.AST) -> frozenset[str]:
+    """The names of the functions defined in the body of a module or class."""
+    body = getattr(holder, "body", [])
+    return frozenset(s.name for s in body if isinstance(s, ast.FunctionDef | ast.AsyncFunctionDef))
+
+
+def _only_printed_names(names: set[str], scope: ast.AST, ctx: Context) -> bool:
     """Every use of the names in ``scope`` is inside what a print or log call is given (an
     entry stored into one, ``info["GPU type"] = ...``, is no use)."""
+    printed, uses = ctx.scope_fact("printed names", scope, _printed_and_uses)
+    used = [node for name in names for node in uses.get(name, ())]
+    return bool(used) and all(node in printed for node in used)
+
+
+def _printed_and_uses(scope: ast.AST) -> tuple[set[int], dict[str, list[int]]]:
+    """The ids of the nodes in ``scope`` that a print or log call is given (or that an entry is
+    stored into), and name -> the ids of the places that read it."""
     printed: set[int] = set()
+    uses: dict[str, list[int]] = {}
     for node in walk(scope):
         if isinstance(node, ast.Call) and LOG_CALL.search(_call_name(node) or ""):
             for part in [*node.args, *node.keywords]:
                 printed.update(id(n) for n in walk(part))
         elif isinstance(node, ast.Subscript) and isinstance(node.ctx, ast.Store):
             printed.add(id(node.value))
-    uses = [
-        n
-        for n in walk(scope)
-        if isinstance(n, ast.Name) and n.id in names and isinstance(n.ctx, ast.Load)
-    ]
-    return bool(uses) and all(id(n) in printed for n in uses)
+        elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
+            uses.setdefault(node.id, []).append(id(node))
+    return printed, uses
 
 
-def _block_of(node: ast.AST, parent: ast.AST) -> list[ast.AST]:
+def _block_of(node: ast.AST, parent: ast.AST, ctx: Context) -> list[ast.AST]:
     """The statement list that holds ``node``: in ``parent`` or in one of its ``elif`` arms."""
+    place = ctx.scope_fact("statement lists", parent, _statement_lists).get(id(node))
+    return place[0] if place is not None else []
+
+
+def _position_in(node: ast.AST, parent: ast.AST, ctx: Context) -> int:
+    """Where ``node`` is in ``_block_of(node, parent, ctx)``."""
+    return ctx.scope_fact("statement lists", parent, _statement_lists)[id(node)][1]
+
+
+def _statement_lists(parent: ast.AST) -> dict[int, tuple[list[ast.AST], int]]:
+    """id(statement) -> (the statement list that holds it, its index there), for every statement
+    list in ``parent``: one walk for all the statements that ask."""
+    places: dict[int, tuple[list[ast.AST], int]] = {}
     for holder in walk(parent):
         if isinstance(holder, ast.stmt | ast.Module | ast.ExceptHandler):
             for value in vars(holder).values():
-                if isinstance(value, list) and any(s is node for s in value):
-                    return value
-    return []
+                if isinstance(value, list):
+                    for index, item in enumerate(value):
+                        if isinstance(item, ast.stmt):
+                            places.setdefault(id(item), (value, index))
+    return places
 
 
-def _argument_destination(call: ast.Call) -> str | None:
+def argument_destination(call: ast.Call) -> str | None:
     """The attribute argparse stores an option under: ``--dist-backend`` -> dist_backend."""
     for keyword in call.keywords:
         if keyword.arg == "dest" and isinstance(keyword.value, ast.Constant):
@@ -1610,6 +1641,7 @@ def _parse_stub(stub: ast.stmt, ctx: Context) -> bool:
     map of parents if that is built already."""
     if not slices.fill(stub):
         return False
+    ctx.tree_changed()
     parents = vars(ctx.fixes).get("parents") if ctx.fixes is not None else None
     if parents is not None:
         parents.update(parent_map(stub))

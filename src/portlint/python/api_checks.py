@@ -192,16 +192,19 @@ def _divides(call: ast.AST | None, ctx: Context) -> bool:
     if isinstance(parent, ast.BinOp) and parent.right is call:
         return isinstance(parent.op, DIVISIONS)
     name, scope = ctx.assigned_name(call), ctx.function_scope()
-    return (
-        name is not None
-        and scope is not None
-        and any(
-            isinstance(inner, ast.BinOp)
-            and isinstance(inner.op, DIVISIONS)
-            and isinstance(inner.right, ast.Name)
-            and inner.right.id == name
-            for inner in walk(scope)
-        )
+    if name is None or scope is None:
+        return False
+    return name in ctx.scope_fact("divisors", scope, _divisor_names)
+
+
+def _divisor_names(scope: ast.AST) -> frozenset[str]:
+    """The names that something in ``scope`` is divided by (``n % gpus``)."""
+    return frozenset(
+        inner.right.id
+        for inner in walk(scope)
+        if isinstance(inner, ast.BinOp)
+        and isinstance(inner.op, DIVISIONS)
+        and isinstance(inner.right, ast.Name)
     )
 
 

@@ -125,18 +125,22 @@ def _base_names(node: ast.ClassDef) -> frozenset[str]:
 def _class_backends(tree: ast.Module, words: dict[str, str]) -> list[Backend]:
     classes = [node for node in tree.body if isinstance(node, ast.ClassDef)]
     named = [(node, vendor_of(node.name, words), _base_names(node)) for node in classes]
+    # A sibling shares a base with the class, derives from it, or is one of its bases: the
+    # vendors of the classes on each base, and of each class name, found once.
+    on_base: dict[str, set[str | None]] = {}
+    of_name: dict[str, set[str | None]] = {}
+    for other, other_vendor, other_bases in named:
+        of_name.setdefault(other.name, set()).add(other_vendor)
+        for base in other_bases:
+            on_base.setdefault(base, set()).add(other_vendor)
     found = []
     for node, vendor, bases in named:
         if vendor not in BACKEND_VENDORS or not bases:
             continue
-        siblings = {
-            other_vendor
-            for other, other_vendor, other_bases in named
-            if other is not node
-            and other_vendor is not None
-            and other_vendor != vendor
-            and (bases & other_bases or node.name in other_bases or other.name in bases)
-        }
+        siblings = set(on_base.get(node.name, ()))
+        for base in bases:
+            siblings |= on_base.get(base, set()) | of_name.get(base, set())
+        siblings -= {vendor, None}
         if siblings and _mentions_vendor(node, words):
             found.append(_backend_at(node, vendor, "class", siblings))
     # A CUDA class derived from a backend (``NvmlCudaPlatform(CudaPlatform)``) belongs to it.

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import ast
+import bisect
+import itertools
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, TypeVar
 
 from portlint.catalog import Catalog, Rule
 from portlint.model import PORTABLE, Advice, Applicability, Finding, Fix, Severity, Span, Status
@@ -35,6 +37,9 @@ class Report:
     hidden: bool = False
     #: The CUDA availability test the node sits behind (``api_checks._behind_cuda_test``).
     behind: ast.expr | None = None
+
+
+T = TypeVar("T")
 
 
 @dataclass
@@ -77,10 +82,24 @@ class Context:
     switch_changes: set[tuple[int, str]] = field(default_factory=set)
     #: Names of the functions defined at module level (per-vendor helpers name their siblings).
     module_functions: frozenset[str] = frozenset()
-    #: id(statement) -> the strings in its block (``environment_checks``), computed once per
-    #: block however many variables it sets.
-    block_strings: dict[int, frozenset[str]] = field(default_factory=dict)
+    #: (what, id(node)) -> a fact about a whole function or block, found by one walk of it and
+    #: kept while the tree stays as it is (``scope_fact``): a check asked at every site of a
+    #: scope walks the scope once, not once per site.
+    scope_facts: dict[tuple[str, int], Any] = field(default_factory=dict)
     _reported: set[tuple[int, str]] = field(default_factory=set)
+    #: ``backend_lines`` sorted for ``in_backend``: (how many, first lines, furthest last line).
+    _backend_index: tuple[int, list[int], list[int]] = (0, [], [])
+
+    def scope_fact(self, what: str, node: ast.AST, compute: Callable[[ast.AST], T]) -> T:
+        """``compute(node)``, found once per node and kept until ``tree_changed``."""
+        key = (what, id(node))
+        if key not in self.scope_facts:
+            self.scope_facts[key] = compute(node)
+        return self.scope_facts[key]
+
+    def tree_changed(self) -> None:
+        """A stand-in became the definition it stands for: facts about scopes may differ."""
+        self.scope_facts.clear()
 
     def qualified_name(self, node: ast.AST) -> str | None:
         return self.resolver.qualified_name(node) if isinstance(node, ast.expr) else None
@@ -161,7 +180,16 @@ class Context:
 
     def in_backend(self, node: ast.AST) -> bool:
         line = getattr(node, "lineno", 0)
-        return any(first <= line <= last for first, last in self.backend_lines)
+        if len(self.backend_lines) < 8:
+            return any(first <= line <= last for first, last in self.backend_lines)
+        if self._backend_index[0] != len(self.backend_lines):  # lines were added: index again
+            spans = sorted(self.backend_lines)
+            reach = list(itertools.accumulate((last for _, last in spans), max))
+            self._backend_index = (len(spans), [first for first, _ in spans], reach)
+        _, firsts, reach = self._backend_index
+        # the spans that start at or before the line; one of them reaches it if the furthest does
+        before = bisect.bisect_right(firsts, line)
+        return before > 0 and reach[before - 1] >= line
 
     def findings(self) -> list[Finding]:
         finished = {}
@@ -176,17 +204,25 @@ class Context:
     def _quiet_tests(self, finished: dict[int, tuple[Report, Finding]]) -> None:
         """A CUDA test whose branch has only info-level findings (memory printouts, seeding after
         torch.manual_seed) is itself info: nothing breaks on the other targets."""
+        at: dict[int, list[int]] = {}  # id(node) -> the keys of the findings reported there
+        for key, (report, _) in finished.items():
+            at.setdefault(id(report.node), []).append(key)
         for test, body in self.cuda_branches:
-            test_ids = {id(node) for node in walk(test)}
-            body_ids = {id(node) for part in body for node in walk(part)}
-            inside = [f for r, f in finished.values() if id(r.node) in body_ids]
+            test_keys = [key for node in walk(test) for key in at.get(id(node), ())]
+            inside = [
+                finished[key][1]
+                for part in body
+                for node in walk(part)
+                for key in at.get(id(node), ())
+            ]
             # A literal that restates the test is no finding of the body: a branch that only
             # stores it (``self.accelerator = "cuda"``) keeps its test's severity, since the
             # other targets skip that setting.
             if not inside or any(f.severity is not Severity.INFO for f in inside):
                 continue
-            for key, (report, finding) in finished.items():
-                if id(report.node) in test_ids and finding.severity is not Severity.INFO:
+            for key in test_keys:
+                report, finding = finished[key]
+                if finding.severity is not Severity.INFO:
                     message = finding.message.split(" (" + GUARDED_NOTE[:16])[0]
                     quiet = replace(finding, severity=Severity.INFO, message=message)
                     finished[key] = (report, quiet)

@@ -137,20 +137,24 @@ def _names_beside(node: ast.AST, ctx: Context) -> frozenset[str]:
     statement, parent = node, ctx.parents.get(id(node))
     while parent is not None and not isinstance(statement, ast.stmt):
         statement, parent = parent, ctx.parents.get(id(parent))
-    strings = ctx.block_strings.get(id(statement))
-    if strings is None:
+    key = ("strings", id(statement))
+    if key not in ctx.scope_facts:  # once per block: each of its statements is told the answer
         block: list[ast.AST] = [statement]
         for value in vars(parent).values() if parent is not None else ():
             if isinstance(value, list) and any(s is statement for s in value):
                 block = value
-        strings = frozenset(
-            inner.value
-            for part in block
-            for inner in ast.walk(part)
-            if isinstance(inner, ast.Constant) and isinstance(inner.value, str)
-        )
-        ctx.block_strings.update(dict.fromkeys(map(id, block), strings))
-    return strings
+        strings = _strings_in(block)
+        ctx.scope_facts.update((("strings", id(s)), strings) for s in block)
+    return ctx.scope_facts[key]
+
+
+def _strings_in(block: list[ast.AST]) -> frozenset[str]:
+    return frozenset(
+        inner.value
+        for part in block
+        for inner in ast.walk(part)
+        if isinstance(inner, ast.Constant) and isinstance(inner.value, str)
+    )
 
 
 def check_environ_subscript(node: ast.Subscript, ctx: Context) -> None:

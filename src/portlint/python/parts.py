@@ -38,10 +38,16 @@ hold what the whole parse would:
 - the text has a line break other than ``\\n`` and ``\\r\\n``, or a future import that changes
   the grammar.
 
-What a part cannot see: a value that flows from one part into another through a module-level
-expression statement (``parser.add_argument("--device", default="cuda")``, then
-``torch.device(args.device)`` in a later part) or through an assignment with no candidate word
-(``y = dev``, where ``dev = "cuda"``). ``benchmarks/part_equivalence.py`` compares the two
+An option declared at module level with a CUDA default (``parser.add_argument("--device",
+default="cuda")``) is context too, and so is a later statement that reads an attribute the
+context sets (``torch.device(args.device)``, ``dist.init_process_group(backend=
+args.dist_backend)`` after ``args.dist_backend = "nccl"``): the check of the value reports it
+only where it is used.
+
+What a part cannot see: a value that flows from one part into another through another
+module-level expression statement (``config.update(device="cuda")``), through an assignment
+with no candidate word (``y = dev``, where ``dev = "cuda"``), or into an attribute read before
+the statement that sets it. ``benchmarks/part_equivalence.py`` compares the two
 analyses on real files and fixtures cut into parts of any size: at the real size, no difference
 on the precision checkouts.
 """
@@ -59,10 +65,11 @@ from portlint.catalog import Catalog, load_catalog
 from portlint.config import Settings
 from portlint.model import Finding, SourceFile, Span
 from portlint.python import slices
+from portlint.python.analyser import argument_destination
 from portlint.python.backends import vendor_of, vendor_words
 from portlint.python.fixes import is_main_block
 from portlint.python.prefilter import is_candidate
-from portlint.python.relevance import CANDIDATE_SEARCHES, VENDOR_TEXT
+from portlint.python.relevance import CANDIDATE_SEARCHES, VENDOR_TEXT, WORD
 from portlint.sink import FindingParts
 from portlint.suppress import file_is_suppressed, may_hold_suppressions
 
@@ -214,6 +221,10 @@ class Context:
         #: Private functions the context holds whole; definitions left out that call private
         #: functions: (first line, text, the names called).
         self.private: set[str] = set()
+        #: Attributes the context sets to a candidate value (``args.dist_backend = "nccl"``,
+        #: ``parser.add_argument("--device", default="cuda")``): a statement elsewhere that
+        #: reads one is where the value is used, and the check of the value looks for it.
+        self.options: set[str] = set()
         self.callers: list[tuple[int, str, frozenset[str]]] = []
         #: The leading docstring and imports, where the fixes insert a module-level device
         #: (``fixes.insertion_point``), have ended; a statement that makes the file a script
@@ -228,9 +239,12 @@ class Context:
         ``offset`` lines into the file) gives the context of other parts."""
         first, last = slices.first_line(statement) + offset, (statement.end_lineno or 0) + offset
         kept = self._text(statement, lines)
+        if kept is None and self._reads_option(statement, lines):
+            kept = _lines(statement, lines)
         if kept is not None:
             self.add(first, kept)
             self.names.update(_names(statement))
+            self.options.update(_options_set(statement))
         if isinstance(statement, DEFINITIONS):
             self._definition(statement, first, kept, _lines(statement, lines))
         leading = isinstance(statement, ast.Import | ast.ImportFrom) or _imports_in(statement)
@@ -259,6 +273,15 @@ class Context:
             calls = frozenset(PRIVATE_CALL.findall(whole))
             if calls:
                 self.callers.append((first, whole, calls))
+
+    def _reads_option(self, statement: ast.stmt, lines: list[str]) -> bool:
+        """``torch.device(args.device)`` after the option was declared in another part."""
+        if not self.options or self.options.isdisjoint(WORD.findall(_lines(statement, lines))):
+            return False
+        return any(
+            isinstance(node, ast.Attribute) and node.attr in self.options
+            for node in ast.walk(statement)
+        )
 
     def finish(self) -> list[Part]:
         """The context's statements in file order."""
@@ -293,6 +316,10 @@ class Context:
                 if slices._may_register(whole.split("\n"), piece, self.words):
                     return whole
             return None
+        # ``parser.add_argument("--device", default="cuda")``: ``args.device`` holds "cuda"
+        # wherever it is read (``Analyser._record_attribute``)
+        if _adds_argument(statement) and _has_candidate(whole):
+            return whole
         # a walrus in a bare expression binds a name
         if (
             isinstance(statement, ast.Expr)
@@ -301,6 +328,26 @@ class Context:
         ):
             return whole
         return None
+
+
+def _options_set(statement: ast.stmt) -> Iterator[str]:
+    """The attributes a context statement gives a value: assigned ones, and argparse options."""
+    for node in ast.walk(statement):
+        if isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store):
+            yield node.attr
+    if _adds_argument(statement):
+        assert isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Call)
+        destination = argument_destination(statement.value)
+        if destination:
+            yield destination
+
+
+def _adds_argument(statement: ast.stmt) -> bool:
+    """``parser.add_argument(...)`` as a statement of its own."""
+    if not (isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Call)):
+        return False
+    func = statement.value.func
+    return isinstance(func, ast.Attribute) and func.attr == "add_argument"
 
 
 def _names(statement: ast.stmt) -> Iterator[str]:

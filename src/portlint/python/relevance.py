@@ -63,6 +63,11 @@ ALWAYS = (ast.Import, ast.ImportFrom)
 IMPORT_WORD = re.compile(r"import[ \t]")
 IMPORT_LINE_START = re.compile(r"[ \t]*(?:from[ \t]+\S+[ \t]+)?")
 
+#: Up to this many flow names, a statement's text is searched for each; above, its words are
+#: looked up among the names (a file whose every function sets a device variable).
+FEW_FLOW_NAMES = 8
+WORD = re.compile(r"\w+")
+
 
 class Relevance:
     def __init__(self, text: str, lines: list[str] | None = None) -> None:
@@ -89,6 +94,8 @@ class Relevance:
         if not self.flow_names:
             return False
         text = self._text_of(first, last)
+        if len(self.flow_names) > FEW_FLOW_NAMES:  # one pass over the text, not one per name
+            return not self.flow_names.isdisjoint(WORD.findall(text))
         if not any(name in text for name in self.flow_names):
             return False  # the names as words need the names as text first
         if self._flow_pattern is None:
