@@ -66,6 +66,19 @@ SHAPES = {
         "p = argparse.ArgumentParser()\n",
         "p.add_argument('--device{i}', default='cuda')\ntorch.device(p.parse_args().device{i})\n",
     ),
+    "elif-chain": (
+        "def f(d):\n    if d == 'x':\n        pass\n",
+        "    elif d == 'cuda{i}':\n        torch.cuda.synchronize()\n",
+    ),
+    "early-returns": (
+        "def f(d):\n",
+        "    if d == {i}:\n        return torch.device('cuda')\n",
+    ),
+    "cuda-flags": (
+        "def f():\n",
+        "    use_cuda{i} = torch.cuda.is_available()\n    if use_cuda{i}:\n"
+        "        torch.cuda.synchronize()\n",
+    ),
     "set-device": (
         "def main(rank):\n",
         "    torch.cuda.set_device(rank)\n    m{i} = torch.nn.Linear(2, 2).cuda()\n"

@@ -652,6 +652,7 @@ class Analyser(ast.NodeVisitor):
             if b.test is not None and only_targets(b.test, resolve, self.vendors) == {"rocm"}
         ]
         rocm_arm = bool(rocm_arms)
+        twinned: set[int] | None = None  # the branches with a generic twin, found on demand
         for position, branch in enumerate(branches):
             covered = frozenset().union(
                 extra_handled, *(h for i, h in enumerate(handled) if i != position)
@@ -677,10 +678,11 @@ class Analyser(ast.NodeVisitor):
                 # ROCm took the earlier arm, so only NVIDIA reaches this one; the other targets
                 # are the CUDA test's to report
                 only = frozenset()
-            if self._may_report(branch) and any(
-                _generic_twin(branch, other) for other in branches if other is not branch
-            ):
-                covered |= frozenset(self.vendors.markers)
+            if self._may_report(branch):
+                if twinned is None:
+                    twinned = _with_generic_twin(branches)
+                if position in twinned:
+                    covered |= frozenset(self.vendors.markers)
             if feature_gate or (
                 polarity[position] == 1
                 and (_only_calls(branch, NVIDIA_FEATURE_CALL) or _asks_for_feature(branch.test))
@@ -864,10 +866,14 @@ class Analyser(ast.NodeVisitor):
             return False
         scope = self._function_scope()
         clocks = frozenset(table.get("clocks", ()))
-        return scope is not None and any(
-            isinstance(node, ast.Call) and self.ctx.qualified_name(node.func) in clocks
-            for node in walk(scope)
-        )
+
+        def reads_clock(scope: ast.AST) -> bool:
+            return any(
+                isinstance(node, ast.Call) and self.ctx.qualified_name(node.func) in clocks
+                for node in walk(scope)
+            )
+
+        return scope is not None and self.ctx.scope_fact("reads a clock", scope, reads_clock)
 
     def _in_feature_branch(self) -> bool:
         """The node being visited is in the body of an ``if`` whose test names an NVIDIA-only
@@ -958,7 +964,9 @@ class Analyser(ast.NodeVisitor):
         unset = _unset_name(node.test)
         if unset is not None:
             siblings += [Branch(None, [s]) for s in block[:start] if _assigns(s, unset)]
-        if leaves and block[end:] and all(_is_early_return(s) for s in block[start:end]):
+        cut = end < len(block) and partner(block[end])  # the run goes on past RUN_REACH
+        run = block[start:end]
+        if leaves and block[end:] and not cut and all(_is_early_return(s) for s in run):
             siblings.append(Branch(None, list(block[end:])))
         return siblings
 
@@ -1371,22 +1379,34 @@ def _refuses(branch: Branch) -> bool:
     return len(branch.body) == 1 and isinstance(branch.body[0], ast.Raise)
 
 
-def _generic_twin(branch: Branch, other: Branch) -> bool:
-    """``dist.barrier(device_ids=[r]) if use_ids else dist.barrier()``: the other arm makes the
-    same call without the device-specific arguments, so every target has a working arm."""
-    calls = _calls_by_name(branch)
-    twins = _calls_by_name(other)
-    for name in calls.keys() & twins.keys():
-        for twin in twins[name]:
-            if CUDA_TEXT.search(ast.unparse(twin)):
+def _with_generic_twin(branches: list[Branch]) -> set[int]:
+    """The positions of the branches that have a generic twin in another branch: ``dist.barrier(
+    device_ids=[r]) if use_ids else dist.barrier()``, where the other arm makes the same call
+    without the device-specific arguments, so every target has a working arm. The calls of
+    each branch are read once, and only calls that name no CUDA are twins."""
+    calls = [_calls_by_name(branch) for branch in branches]
+    # call name -> (branch position, the twin, its function as written)
+    generic: dict[str, list[tuple[int, ast.Call, str]]] = {}
+    for position, found in enumerate(calls):
+        for name, group in found.items():
+            for twin in group:
+                if not CUDA_TEXT.search(ast.unparse(twin)):
+                    generic.setdefault(name, []).append((position, twin, ast.unparse(twin.func)))
+    twinned = set()
+    for position, found in enumerate(calls):
+        for name, group in found.items():
+            twins = [(t, function) for at, t, function in generic.get(name, ()) if at != position]
+            if not twins:
                 continue
-            function = ast.unparse(twin.func)
+            functions = [(call, ast.unparse(call.func)) for call in group]
             if any(
-                ast.unparse(call.func) == function and _drops_only_hints(call, twin)
-                for call in calls[name]
+                function == written and _drops_only_hints(call, twin)
+                for twin, function in twins
+                for call, written in functions
             ):
-                return True
-    return False
+                twinned.add(position)
+                break
+    return twinned
 
 
 def _newer_twin(older: Branch, newer: Branch) -> bool:

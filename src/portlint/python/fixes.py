@@ -221,6 +221,11 @@ def layout_of(tree: ast.Module, is_device_selection, script: bool) -> ModuleLayo
     )
 
 
+#: How many CUDA tests deep, each in the code another guards, ``_branch_keeps_cuda_calls``
+#: judges before it answers True (no fix). Real code nests two or three.
+JUDGED_DEPTH = 16
+
+
 class FixBase:
     """What the fixes of one module share: the module's layout and device, the edits every
     device-using fix needs, and where no fix may go. Each rule family's fixes live beside its
@@ -234,6 +239,8 @@ class FixBase:
         self.table = ctx.catalog.table("fixes")
         self.min_torch = version_tuple(min_torch)
         self.newline = newline
+        #: How many ``_branch_keeps_cuda_calls`` judgements are in progress, one inside another.
+        self.judging = 0
 
     # The module's layout is read on first use, when the walk has bound the module's imports.
     @functools.cached_property
@@ -385,23 +392,37 @@ class FixBase:
         CUDA, and self-documenting f-string expressions.
 
         Judged from the source text, not from what the fixes change: a second ``--fix`` must
-        see the same sites as the first."""
+        see the same sites as the first. Each ancestor remembers the answer for what is below
+        it, so a file of deeply nested ``elif`` arms asks each ``if`` once."""
+        facts, path, answer = self.ctx.scope_facts, [], False
         for ancestor in self.ancestors(node):
-            if isinstance(ancestor, ast.If | ast.IfExp | ast.While) and VERSION_TEST.search(
-                self.ctx.source(ancestor.test)
-            ):
-                return True
-            if isinstance(
-                ancestor, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef
-            ) and CUDA_NAMED.search(ancestor.name):
-                # ``def cuda`` overrides, ``def is_cuda_available``, ``class CudaAccelerator``:
-                # code that says it is for CUDA keeps meaning CUDA.
-                return True
-            if isinstance(ancestor, ast.If) and self._in_vendor_chain(ancestor):
-                return True
-            if isinstance(ancestor, ast.FormattedValue) and self._self_documenting(ancestor):
-                return True  # f"{x.is_cuda=}" prints its own source: it must stay as written
-        return False
+            known = facts.get(("left alone", id(ancestor)))
+            if known is not None:
+                answer = known
+                break
+            path.append(ancestor)
+            if self._leaves_alone(ancestor):
+                answer = True
+                break
+        facts.update((("left alone", id(ancestor)), answer) for ancestor in path)
+        return answer
+
+    def _leaves_alone(self, ancestor: ast.AST) -> bool:
+        """``left_alone`` for what is inside ``ancestor``, from ``ancestor`` alone."""
+        if isinstance(ancestor, ast.If | ast.IfExp | ast.While) and VERSION_TEST.search(
+            self.ctx.source(ancestor.test)
+        ):
+            return True
+        if isinstance(
+            ancestor, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef
+        ) and CUDA_NAMED.search(ancestor.name):
+            # ``def cuda`` overrides, ``def is_cuda_available``, ``class CudaAccelerator``:
+            # code that says it is for CUDA keeps meaning CUDA.
+            return True
+        if isinstance(ancestor, ast.If) and self._in_vendor_chain(ancestor):
+            return True
+        # f"{x.is_cuda=}" prints its own source: it must stay as written
+        return isinstance(ancestor, ast.FormattedValue) and self._self_documenting(ancestor)
 
     def _self_documenting(self, value: ast.FormattedValue) -> bool:
         span = self.ctx.span(value.value)
@@ -441,8 +462,25 @@ class FixBase:
         test would let another accelerator reach those calls, or skip its own branch.
 
         The guarded code is the rest of an ``and``/``or`` chain and the body of the ``if``,
-        ``while`` or conditional expression the test belongs to.
+        ``while`` or conditional expression the test belongs to. Judging it judges the CUDA tests
+        in it in turn (``a and b and c``: whether b keeps CUDA calls depends on c); past
+        ``JUDGED_DEPTH`` tests deep the answer is True, no fix, rather than a recursion as deep
+        as the chain is long.
         """
+        known = self.ctx.scope_facts.get(("keeps CUDA calls", id(test)))
+        if known is not None:
+            return known
+        if self.judging >= JUDGED_DEPTH:
+            return True
+        self.judging += 1
+        try:
+            answer = self._keeps_cuda_calls(test)
+        finally:
+            self.judging -= 1
+        self.ctx.scope_facts["keeps CUDA calls", id(test)] = answer
+        return answer
+
+    def _keeps_cuda_calls(self, test: ast.expr) -> bool:
         guarded: list[ast.AST] = []
         orelse: list[ast.AST] = []
         child: ast.AST = test
@@ -450,7 +488,7 @@ class FixBase:
         for ancestor in self.ancestors(test):
             if isinstance(ancestor, ast.BoolOp):
                 # ``a and b`` runs b when a holds; ``not a or b`` runs b when a holds too.
-                position = next(i for i, v in enumerate(ancestor.values) if v is child)
+                position = ancestor.values.index(child)  # nodes compare by identity
                 guarded.extend(ancestor.values[position + 1 :])
             elif isinstance(ancestor, ast.If | ast.IfExp | ast.While) and ancestor.test is child:
                 body = ancestor.body if isinstance(ancestor.body, list) else [ancestor.body]
@@ -494,14 +532,26 @@ class FixBase:
     def _in_vendor_chain(self, statement: ast.If) -> bool:
         """An ``if``/``elif`` chain that already dispatches on other vendors: a new accelerator
         test must not go in front of their branches, and their order is the project's."""
-        chain = [statement]
-        current = statement
-        while (parent := self.parents.get(id(current))) is not None and (
-            isinstance(parent, ast.If) and len(parent.orelse) == 1 and parent.orelse[0] is current
-        ):
-            chain.append(parent)
-            current = parent
-        current = statement
+        # the same answer for every link of the chain: found once, from its first ``if``, and
+        # each link remembers that ``if`` (a site is asked about every ``elif`` above it)
+        facts, path, top = self.ctx.scope_facts, [], statement
+        while ("chain top", id(top)) not in facts:
+            path.append(top)
+            parent = self.parents.get(id(top))
+            if not (isinstance(parent, ast.If) and len(parent.orelse) == 1):
+                break
+            if parent.orelse[0] is not top:
+                break
+            top = parent
+        else:
+            top = facts[("chain top", id(top))]
+        facts.update((("chain top", id(link)), top) for link in path)
+        return self.ctx.scope_fact("vendor chain", top, self._dispatches_on_vendors)
+
+    def _dispatches_on_vendors(self, top: ast.AST) -> bool:
+        """``_in_vendor_chain`` for the chain that starts at ``top``."""
+        assert isinstance(top, ast.If)
+        chain, current = [top], top
         while len(current.orelse) == 1 and isinstance(current.orelse[0], ast.If):
             current = current.orelse[0]
             chain.append(current)
