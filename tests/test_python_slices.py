@@ -435,6 +435,21 @@ def test_nesting_too_deep_for_the_parser_is_reported_where_the_analysis_reads():
     assert [(f["code"], f["line"]) for f in findings(text, sliced=True)] == [("PRT201", 5)]
 
 
+def test_nesting_the_parser_takes_but_the_analysis_cannot_walk_is_one_finding():
+    """A sum of 800 terms parses, and is deeper than the walk can recurse: one PRT001 finding
+    on line 1 that says so, not an internal error."""
+    text = "import torch\nx = torch.cuda.device_count() + " + " + ".join(["1"] * 800) + "\n"
+    ast.parse(text)  # Python itself takes it
+    result = findings(text, sliced=True)
+    assert [(f["code"], f["line"], f["message"]) for f in result] == [
+        (
+            "PRT001",
+            1,
+            "cannot analyse: nested too deeply (maximum recursion depth exceeded)",
+        )
+    ]
+
+
 def test_import_lines_are_candidate_lines():
     # the index the slices are chosen by: an import binds names that later lines resolve
     text = (

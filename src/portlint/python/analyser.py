@@ -1614,7 +1614,14 @@ def analyse_python(
     except (ValueError, RecursionError) as error:  # null bytes; absurdly deep nesting
         sink.emit(_finding_at_start(source.path, f"cannot parse: {error}", catalog))
         return
-    findings, visited = _analyse_tree(source, tree, stubs, index, catalog, settings)
+    try:
+        findings, visited = _analyse_tree(source, tree, stubs, index, catalog, settings)
+    except RecursionError:
+        # Python parses an expression of several hundred nested parts (``a + a + ... + a``),
+        # and the walk, which recurses per node, is deeper than the interpreter allows
+        message = "cannot analyse: nested too deeply (maximum recursion depth exceeded)"
+        sink.emit(_finding_at_start(source.path, message, catalog))
+        return
     if any(id(stub) in visited and slices.is_stub(stub) for stub in stubs):
         # the walk reached a definition left unparsed, and it did not parse alone
         tree = ast.parse(source.text, filename=source.path)
