@@ -505,6 +505,16 @@ class FixBase:
                 break
             elif isinstance(ancestor, ast.UnaryOp) and isinstance(ancestor.op, ast.Not):
                 negated = not negated
+            elif (
+                isinstance(ancestor, ast.Assign)
+                and ancestor.value is child
+                and len(ancestor.targets) == 1
+                and isinstance(ancestor.targets[0], ast.Name)
+            ):
+                # ``pt_cuda_available = torch.cuda.is_available()``: the flag guards every
+                # branch on it, either arm (``if pt_cuda_available: torch.cuda.get_device_name()``)
+                guarded.extend(self._branches_on(ancestor.targets[0].id, ancestor))
+                break
             elif not isinstance(ancestor, ast.UnaryOp | ast.Call | ast.Compare):
                 break
             child = ancestor
@@ -559,6 +569,23 @@ class FixBase:
         # A final ``else:`` that picks another vendor is a sibling branch too.
         tests.extend(self.ctx.source(part) for part in current.orelse)
         return len(tests) > 1 and any(VENDOR_TEST.search(text) for text in tests)
+
+    def _branches_on(self, flag: str, assignment: ast.Assign) -> list[ast.AST]:
+        """The arms of the ``if``, ``while`` and conditional expressions in the function (or
+        module) of ``assignment`` whose test reads ``flag``."""
+        scope: ast.AST = self.tree
+        for ancestor in self.ancestors(assignment):
+            if isinstance(ancestor, ast.FunctionDef | ast.AsyncFunctionDef):
+                scope = ancestor
+                break
+        arms: list[ast.AST] = []
+        for node in ast.walk(scope):
+            if isinstance(node, ast.If | ast.IfExp | ast.While) and any(
+                isinstance(name, ast.Name) and name.id == flag for name in ast.walk(node.test)
+            ):
+                for arm in (node.body, node.orelse):
+                    arms.extend(arm if isinstance(arm, list) else [arm])
+        return arms
 
     def _asserts_cuda(self, node: ast.AST) -> bool:
         """``assert torch.cuda.is_available(), "Megatron requires CUDA."``: a requirement that
