@@ -48,6 +48,7 @@ from portlint.python.guards import (
     admits_cuda,
     asks_availability,
     cuda_polarity,
+    cuda_prefix,
     handled_targets,
     if_chain,
     ifexp_chain,
@@ -76,6 +77,7 @@ CHECKS: dict[type, tuple[Check, ...]] = {
     ast.Call: (
         device_checks.check_device_strings,
         device_checks.check_cuda_method,
+        device_checks.check_device_type_prefix,
         distributed_checks.check_backend_call,
         environment_checks.check_environ_call,
         environment_checks.check_tool_call,
@@ -660,7 +662,8 @@ class Analyser(ast.NodeVisitor):
             only = None
             if branch.test is not None:
                 only = only_targets(branch.test, resolve, self.vendors)
-                if only is None:  # ``dev in ("cuda", "xpu")`` handles xpu itself
+                either = isinstance(branch.test, ast.BoolOp) and isinstance(branch.test.op, ast.Or)
+                if only is None or either:  # ``dev in ("cuda", "xpu")`` handles xpu itself
                     covered |= handled_targets(branch.test, resolve, self.vendors)
             elif outer.cuda_only and rocm_arm:
                 # ``if torch.cuda.is_available(): if is_rocm_available(): ... else: import
@@ -717,6 +720,21 @@ class Analyser(ast.NodeVisitor):
             if polarity[position] == 1 and self._only_relayouts(branch):
                 # ``if q.device.type == "cuda": q = q.contiguous()``: a workaround for a CUDA
                 # kernel, harmless to skip elsewhere
+                covered |= frozenset(self.vendors.markers)
+            if polarity[position] == 1 and _works_around_older_gpus(branch.test):
+                # ``device_type == "cuda" and torch.cuda.get_device_capability()[0] < 8``: a
+                # workaround for older NVIDIA GPUs, which the other targets do not need
+                covered |= frozenset(self.vendors.markers)
+            fallback = branches[last] if position < last and branches[last].test is None else None
+            if (
+                polarity[position] == 1
+                and fallback is not None
+                and (_adds_only_checks(branch, fallback) or _passes_device_on(branch, fallback))
+            ):
+                # the generic ``else`` arm does what the CUDA arm does: ``if
+                # dev.startswith("cuda"): if not torch.cuda.is_available(): raise ...`` before
+                # the else arm's own statement (elsewhere only the check is skipped), or ``m =
+                # {"": torch.cuda.current_device()}`` where the else arm says ``m = {"": dev}``
                 covered |= frozenset(self.vendors.markers)
             if polarity[position] == 1 and _only_asserts(branch):
                 # ``if device_type == "cuda": assert torch.cuda.is_available()``: a check that
@@ -1364,6 +1382,104 @@ def _builds_refusal(branch: Branch) -> bool:
         bool(body)
         and isinstance(body[-1], ast.Raise)
         and not any(isinstance(n, ast.Call) for s in body[:-1] for n in walk(s))
+    )
+
+
+def _adds_only_checks(branch: Branch, fallback: Branch) -> bool:
+    """Every statement of ``branch`` is a check that can only refuse (``assert``, or an ``if``
+    whose body only raises) or a statement the ``fallback`` arm also has, and there is at least
+    one of each: the arm does what the generic arm does, after checks of its own."""
+    done = {ast.dump(statement) for statement in fallback.body}
+    kept = [s for s in branch.body if not _refusal_check(s)]
+    return 0 < len(kept) < len(branch.body) and all(ast.dump(s) in done for s in kept)
+
+
+def _passes_device_on(branch: Branch, fallback: Branch) -> bool:
+    """The CUDA arm only assigns (after checks that refuse), and the ``else`` arm assigns each
+    of the same names from the device the test looked at (``if cfg.device.startswith("cuda"):
+    device_map = {"": torch.cuda.current_device()} ... else: device_map = {"": cfg.device}``):
+    the else arm is the device-generic form of the CUDA arm."""
+    subject = _device_subject(branch.test)
+    if subject is None:
+        return False
+    kept = [s for s in branch.body if not _refusal_check(s)]
+    if not kept or not all(isinstance(s, ast.Assign) for s in kept):
+        return False
+    given = {
+        ast.dump(target): statement.value
+        for statement in fallback.body
+        if isinstance(statement, ast.Assign)
+        for target in statement.targets
+    }
+    for statement in kept:
+        for target in statement.targets:
+            value = given.get(ast.dump(target))
+            if value is None or not any(ast.dump(n) == subject for n in walk(value)):
+                return False
+    return True
+
+
+def _device_subject(test: ast.expr | None) -> str | None:
+    """What a device-type test looks at, as an ``ast.dump``: ``cfg.device`` in
+    ``cfg.device.startswith("cuda")``, ``device`` in ``str(device) == "cuda"``."""
+    subject: ast.expr | None = None
+    if isinstance(test, ast.Compare) and len(test.ops) == 1:
+        left, right = test.left, test.comparators[0]
+        if isinstance(right, ast.Constant) and right.value == "cuda":
+            subject = left
+        elif isinstance(left, ast.Constant) and left.value == "cuda":
+            subject = right
+    elif cuda_prefix(test) is not None:
+        subject = test.func.value
+    if (
+        isinstance(subject, ast.Call)
+        and isinstance(subject.func, ast.Name)
+        and subject.func.id == "str"
+        and len(subject.args) == 1
+    ):
+        subject = subject.args[0]
+    if isinstance(subject, ast.Attribute) and subject.attr == "type":
+        subject = subject.value  # ``device.type == "cuda"``: the device itself
+    return None if subject is None else ast.dump(subject)
+
+
+def _refusal_check(statement: ast.AST) -> bool:
+    if isinstance(statement, ast.Assert):
+        return True
+    return (
+        isinstance(statement, ast.If)
+        and not statement.orelse
+        and _builds_refusal(Branch(statement.test, statement.body))
+    )
+
+
+#: Comparisons that hold for a compute capability below a bound (``capability < (8, 0)``).
+BELOW = (ast.Lt, ast.LtE)
+ABOVE = (ast.Gt, ast.GtE)
+
+
+def _works_around_older_gpus(test: ast.expr | None) -> bool:
+    """A term of the test holds only below an NVIDIA compute capability
+    (``torch.cuda.get_device_capability()[0] < 8``, ``(8, 0) > capability``): the branch works
+    around older NVIDIA GPUs, which no other target is."""
+    if test is None:
+        return False
+    terms = test.values if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And) else [test]
+    for term in terms:
+        if not (isinstance(term, ast.Compare) and len(term.ops) == 1):
+            continue
+        op, left, right = term.ops[0], term.left, term.comparators[0]
+        if (isinstance(op, BELOW) and _reads_capability(left)) or (
+            isinstance(op, ABOVE) and _reads_capability(right)
+        ):
+            return True
+    return False
+
+
+def _reads_capability(expr: ast.expr) -> bool:
+    return any(
+        isinstance(node, ast.Call) and _call_name(node) == "get_device_capability"
+        for node in walk(expr)
     )
 
 

@@ -17,7 +17,6 @@ from portlint.python.names import NameResolver
 from portlint.python.tree import walk
 from portlint.textindex import LineIndex
 
-RANK = {Severity.INFO: 0, Severity.WARNING: 1, Severity.ERROR: 2}
 GUARDED_NOTE = "only on the CUDA path: {targets} skip it and silently run on the CPU"
 #: Calls that print or log: ``print``, ``logger.info``, ``sys.stderr.write``.
 LOG_CALL = re.compile(r"(?:print|debug|info|warning|warn|log|write)$")
@@ -236,14 +235,27 @@ class Context:
         sites = {
             id(r.node): key for key, (r, f) in finished.items() if not r.hidden and r.behind is None
         }
-        for report, finding in list(finished.values()):
+
+        def position(key: int) -> tuple[int, int]:
+            node = finished[key][0].node
+            return getattr(node, "lineno", 0), getattr(node, "col_offset", 0)
+
+        # In source order, so that a call behind a test that is itself behind another
+        # (``dev == "cuda" and torch.cuda.is_available()``) is judged after that test is.
+        behind = sorted((k for k, (r, f) in finished.items() if r.behind is not None), key=position)
+        for key in behind:
+            report, finding = finished[key]
             test, site = report.behind, None
             while test is not None and site is None:
                 site = next((sites[id(n)] for n in walk(test) if id(n) in sites), None)
                 test = self.guards.get(id(test), NO_GUARD).behind
-            if site is None or RANK[finished[site][1].severity] < RANK[finding.severity]:
+            tested = finished[site][1].severity if site is not None else None
+            if tested is None or (tested is Severity.INFO and finding.severity is not tested):
                 # ``if torch.version.cuda: torch.cuda.set_device(0)``: an info test does not
-                # say what the arm loses, the call does
+                # say what the arm loses, the call does. Behind a warning or an error test, a
+                # call that would raise never runs off CUDA: the test says all there is.
+                if not report.hidden:
+                    sites[id(report.node)] = key
                 continue
             report.hidden = True
             owner, carrier = finished[site]

@@ -11,6 +11,7 @@ from portlint.model import PORTABLE, Advice, Edit, Fix, Severity, Span, Status
 from portlint.python.backends import vendor_words
 from portlint.python.context import Context
 from portlint.python.fixes import FixBase, _contains
+from portlint.python.guards import cuda_prefix
 from portlint.python.torch_api import torch_cuda_api
 from portlint.python.tree import walk
 
@@ -353,6 +354,20 @@ def check_device_type_comparison(node: ast.Compare, ctx: Context) -> None:
                 ctx.report(element, "PRT104", message, targets=targets, fix=fix, severity=severity)
 
 
+def check_device_type_prefix(node: ast.Call, ctx: Context) -> None:
+    """``str(device).startswith("cuda")``: a device-type comparison written as a prefix test.
+    The prefixes listed beside ``"cuda"`` (``startswith(("cuda", "xpu"))``) are handled."""
+    literal = cuda_prefix(node)
+    if literal is None or not is_device_expression(node.func.value):
+        return
+    prefix = node.args[0]
+    elements = prefix.elts if isinstance(prefix, ast.Tuple) else [prefix]
+    listed = {e.value for e in elements if isinstance(e, ast.Constant)}
+    rule = ctx.catalog.rules["PRT104"]
+    targets = {t: PORTABLE if t in listed else a for t, a in rule.targets.items()}
+    ctx.report(literal, "PRT104", 'Device type compared with `"cuda"`', targets=targets)
+
+
 def closed_set(operand: ast.expr, ctx: Context) -> ast.Tuple | ast.List | ast.Set | None:
     """A local name whose only value is a literal collection of strings
     (``allowed_accelerators = {"cpu", "gpu", "cuda", "mps"}``)."""
@@ -375,7 +390,16 @@ def _feeds_only_transfer_hints(node: ast.Compare, ctx: Context) -> bool:
     machine has no host-to-device copy to tune."""
     table = ctx.catalog.table("device").get("device", {}).get("transfer_hints", {})
     hints = frozenset(table.get("keywords", ()))
+    parent = ctx.parents.get(id(node))
+    if isinstance(parent, ast.Assign) and all(_stored_name(t) in hints for t in parent.targets):
+        return True  # ``self.non_blocking = "cuda" in str(self.device)``
     return _only_given_as(node, ctx, lambda call, keyword: keyword.arg in hints)
+
+
+def _stored_name(target: ast.expr) -> str | None:
+    if isinstance(target, ast.Attribute):
+        return target.attr
+    return target.id if isinstance(target, ast.Name) else None
 
 
 def _feeds_only_rng_fork(node: ast.Compare, ctx: Context) -> bool:

@@ -301,7 +301,25 @@ def cuda_polarity(test: ast.expr, resolve: Resolve, cuda_flags: set[str]) -> int
         return _compare_polarity(test, resolve)
     if isinstance(test, ast.Name) and test.id in cuda_flags:
         return 1
+    if cuda_prefix(test) is not None:
+        return 1  # str(device).startswith("cuda")
     return 1 if _is_cuda_check(test, resolve) else 0
+
+
+def cuda_prefix(node: ast.AST) -> ast.Constant | None:
+    """``dev.startswith("cuda")``, ``str(device).startswith(("cuda", "xpu"))``: a device-type
+    test written as a prefix test; the ``"cuda"`` literal it names, or None."""
+    if not (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute)
+        and node.func.attr == "startswith"
+        and len(node.args) == 1
+        and not node.keywords
+    ):
+        return None
+    prefix = node.args[0]
+    elements = prefix.elts if isinstance(prefix, ast.Tuple) else [prefix]
+    return next((e for e in elements if isinstance(e, ast.Constant) and e.value == "cuda"), None)
 
 
 def asks_availability(test: ast.expr, resolve: Resolve, cuda_flags: set[str]) -> bool:
@@ -322,16 +340,15 @@ def asks_availability(test: ast.expr, resolve: Resolve, cuda_flags: set[str]) ->
 def availability_before(
     node: ast.AST, parents: Mapping[int, ast.AST], resolve: Resolve, cuda_flags: set[str]
 ) -> ast.expr | None:
-    """``sync and torch.cuda.is_available() and torch.cuda.synchronize()``: the operand of an
-    ``and`` that found CUDA before the node is evaluated, or None."""
+    """``sync and torch.cuda.is_available() and torch.cuda.synchronize()``, ``device.type ==
+    "cuda" and torch.cuda.is_available()``: the operand of an ``and`` that found CUDA before
+    the node is evaluated, or None."""
     child, current = node, parents.get(id(node))
     while current is not None and not isinstance(current, ast.stmt):
         if isinstance(current, ast.BoolOp) and isinstance(current.op, ast.And):
             position = next(i for i, v in enumerate(current.values) if v is child)
             for value in current.values[:position]:
-                if cuda_polarity(value, resolve, cuda_flags) == 1 and asks_availability(
-                    value, resolve, cuda_flags
-                ):
+                if cuda_polarity(value, resolve, cuda_flags) == 1:
                     return value
         child, current = current, parents.get(id(current))
     return None
@@ -471,6 +488,22 @@ def only_targets(test: ast.expr, resolve: Resolve, vendors: Vendors) -> frozense
         found = [only_targets(value, resolve, vendors) for value in test.values]
         known = [f for f in found if f is not None]
         return frozenset.intersection(*known) if known else None
+    if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.Or):
+        # ``torch.cuda.is_available() or torch.xpu.is_available()``: where one of the vendor
+        # tests holds (a CUDA test holds on ROCm builds too). No bound if any term is no such
+        # test, or if all are CUDA tests: their arm is the CUDA path, judged as such.
+        admitted: set[str] = set()
+        others = False
+        for value in test.values:
+            if cuda_polarity(value, resolve, set()) == 1:
+                admitted.add("rocm")
+                continue
+            only = only_targets(value, resolve, vendors)
+            if only is None:
+                return None
+            admitted |= only
+            others = True
+        return frozenset(admitted) if others else None
     if isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], ast.Eq):
         # ``rng_type == RNGType.NPU``: dispatch on an enum of device types
         for operand in (test.left, test.comparators[0]):
