@@ -112,7 +112,9 @@ def _last_name(node: ast.AST) -> str | None:
 
 def _report_torch_cuda(node: ast.AST, name: str, ctx: Context) -> None:
     member = name[len("torch.cuda.") :] if name != "torch.cuda" else ""
-    if any(part.startswith("_") for part in member.split(".")):
+    if any(part.startswith("_") for part in member.split(".")) and not _reported_private(
+        member, ctx
+    ):
         return  # private API: nothing portable to suggest
     parent = ctx.parents.get(id(node))
     probe = _is_probe(node, parent)
@@ -141,6 +143,8 @@ def _report_torch_cuda(node: ast.AST, name: str, ctx: Context) -> None:
     )
     if entry.rule == "PRT602":
         message = f"`torch.cuda.{member}` answers in NVIDIA compute-capability terms"
+    elif entry.private:
+        message = f"`torch.cuda.{member}` is a private API of NVIDIA and ROCm builds"
     else:
         message = f"`torch.cuda.{member}` exists only on NVIDIA and ROCm builds"
     if entry.generic:
@@ -225,6 +229,12 @@ def _behind_cuda_test(node: ast.AST, guard: Guard | None, ctx: Context) -> ast.e
     if guard is not None and guard.behind is not None:
         return guard.behind
     return availability_before(node, ctx.parents, ctx.qualified_name, ctx.cuda_flags)
+
+
+def _reported_private(member: str, ctx: Context) -> bool:
+    """A private name that projects call anyway (``torch.cuda.memory._record_memory_history``):
+    ``private = true`` in rules/torch_api.toml."""
+    return bool(torch_cuda_api(ctx.catalog).policy.get(member, {}).get("private"))
 
 
 def _quiet_on_cuda_path(member: str, ctx: Context) -> bool:

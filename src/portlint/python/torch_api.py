@@ -44,6 +44,8 @@ class ApiEntry:
     outcome: str = "unknown"
     #: The value it returns without CUDA (outcome "value").
     value: str | None = None
+    #: A private name reported all the same (``private = true`` in rules/torch_api.toml).
+    private: bool = False
 
     def behaviour_text(self) -> str:
         """A few words on what happens without CUDA, for the finding's message."""
@@ -101,6 +103,10 @@ class TorchCudaApi:
         for target in VENDOR_MODULES:
             targets[target] = self._vendor_advice(target, name, policy, generic)
         targets["cpu"] = _cpu_advice(policy.get("cpu"), policy.get("cpu_value"))
+        if policy.get("private"):  # no public name to map it to
+            note = "private API: no public form"
+            targets = {"rocm": targets["rocm"]}
+            targets |= {t: Advice(Status.MANUAL, None, note) for t in (*VENDOR_MODULES, "cpu")}
         severity = policy.get("severity")
         behaviour = self.behaviour.get(name, {})
         outcome = behaviour.get("outcome", "unknown")
@@ -120,6 +126,7 @@ class TorchCudaApi:
             cpu_value=policy.get("cpu_value"),
             outcome=outcome,
             value=behaviour.get("value"),
+            private=bool(policy.get("private", False)),
         )
 
     def _vendor_advice(
