@@ -1501,10 +1501,18 @@ def _with_generic_twin(branches: list[Branch]) -> set[int]:
     without the device-specific arguments, so every target has a working arm. The calls of
     each branch are read once, and only calls that name no CUDA are twins."""
     calls = [_calls_by_name(branch) for branch in branches]
+    # Only a name called in two branches can have a twin: the others are not written out.
+    seen: set[str] = set()
+    shared: set[str] = set()
+    for found in calls:
+        shared |= seen & found.keys()
+        seen |= found.keys()
     # call name -> (branch position, the twin, its function as written)
     generic: dict[str, list[tuple[int, ast.Call, str]]] = {}
     for position, found in enumerate(calls):
         for name, group in found.items():
+            if name not in shared:
+                continue
             for twin in group:
                 if not CUDA_TEXT.search(ast.unparse(twin)):
                     generic.setdefault(name, []).append((position, twin, ast.unparse(twin.func)))
