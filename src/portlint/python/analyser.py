@@ -35,6 +35,7 @@ from portlint.python.backends import (
     vendor_words,
 )
 from portlint.python.context import LOG_CALL, Context
+from portlint.python.cuda_tests import TestSkips, polarity_of
 from portlint.python.environment_checks import read_variable, vendor_variables
 from portlint.python.fix_builder import FixBuilder
 from portlint.python.guards import (
@@ -129,6 +130,7 @@ class Analyser(ast.NodeVisitor):
             ctx.catalog.target_facts(), ctx.catalog.table("targets").get("multi_device", {})
         )
         self.feature_words = nvidia_feature_words(ctx.catalog)
+        self.test_skips = TestSkips.from_catalog(ctx.catalog)
         #: names that hold an NCCL backend test (``is_nccl = backend == Backend.NCCL``)
         self.nccl_flags: set[str] = set()
         #: private function name -> its calls in the module (``_only_formatted``), made once
@@ -147,6 +149,10 @@ class Analyser(ast.NodeVisitor):
     def visit(self, node: ast.AST) -> None:
         if isinstance(node, ast.stmt) and not self.relevance.may_report(node):
             return  # no line of it can lead to a finding
+        if len(self.stack) == 1 and isinstance(node, ast.If | ast.Assign):
+            # ``pytestmark = pytest.mark.skipif(...)`` or an early skip at module level, judged
+            # once the imports before it are bound
+            self._skipped_rest([node], len(self.ctx.index.lines), marks=True)
         ctx, stack, key = self.ctx, self.stack, id(node)
         ctx.guards[key] = self.guard
         if stack:
@@ -198,6 +204,34 @@ class Analyser(ast.NodeVisitor):
         )
         self.visit_many(node.body)
 
+    def _cuda_only_test(self, node: ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) -> None:
+        """A test (or test class) skipped wherever CUDA is missing runs only on CUDA: its body
+        is no site of its own (``python.cuda_tests``); the skip condition is."""
+        last = node.end_lineno or node.lineno
+        polarity = polarity_of(self.ctx.qualified_name, self.ctx.cuda_flags)
+        words = self.vendors.words
+        skips = [
+            d for d in node.decorator_list if self.test_skips.skips_without_cuda(d, polarity, words)
+        ]
+        if skips:
+            self.ctx.backend_lines.append((node.lineno, last))
+            self.ctx.skip_conditions += [(d.lineno, d.end_lineno or d.lineno) for d in skips]
+        elif not isinstance(node, ast.ClassDef):
+            self._skipped_rest(node.body, last)
+
+    def _skipped_rest(self, body: list[ast.stmt], last: int, marks: bool = False) -> None:
+        """``if not torch.cuda.is_available(): pytest.skip(...)`` (or, at module level, a
+        ``pytestmark`` that skips without CUDA): the statements after it run only on CUDA."""
+        polarity = polarity_of(self.ctx.qualified_name, self.ctx.cuda_flags)
+        for statement in body:
+            if self.test_skips.skips_rest(statement, polarity) or (
+                marks and self.test_skips.marks_module(statement, polarity, self.vendors.words)
+            ):
+                end = statement.end_lineno or statement.lineno
+                self.ctx.backend_lines.append((end + 1, last))
+                self.ctx.skip_conditions.append((statement.lineno, end))
+                return
+
     # -- names -----------------------------------------------------------------------------------
 
     def visit_Import(self, node: ast.Import | ast.ImportFrom) -> None:
@@ -233,6 +267,7 @@ class Analyser(ast.NodeVisitor):
             # another library's CUDA module (``gpu_worker.init = patched``) runs where it does;
             # ``get_cuda_device_capability`` answers a CUDA question, None elsewhere
             self.ctx.backend_lines.append((node.lineno, node.end_lineno or node.lineno))
+        self._cuda_only_test(node)
         # kw_defaults holds None for a keyword-only argument without a default.
         defaults = [d for d in node.args.kw_defaults if d is not None]
         self.visit_many([*node.decorator_list, *node.args.defaults, *defaults])
@@ -375,6 +410,7 @@ class Analyser(ast.NodeVisitor):
 
     def visit_ClassDef(self, node: ast.ClassDef) -> None:
         self._package_scope(node)
+        self._cuda_only_test(node)
         self.visit_many([*node.bases, *node.keywords])
         self.ctx.resolver.push(class_locals(node))
         self.visit_many(node.body)
@@ -747,6 +783,7 @@ class Analyser(ast.NodeVisitor):
             # sibling is a stand-in (``torch.cuda.synchronize if cuda else lambda: None``): info.
             logs = polarity[position] != 0 and (
                 _only_logs(branch)
+                or self.test_skips.ends_in_skip(branch.body)
                 or self._feeds_only_prints(branch)
                 or _only_calls(branch, NUMERIC_MODE_CALL)
                 or self._waits_for_a_clock(branch)

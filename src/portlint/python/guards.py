@@ -413,8 +413,8 @@ def _compare_polarity(test: ast.Compare, resolve: Resolve) -> int:
         return 1  # torch.cuda.device_count() > 0
     if isinstance(op, ast.IsNot) and _is_cuda_check(left, resolve):
         return 1  # torch.version.cuda is not None
-    if isinstance(op, ast.Is | ast.Eq) and _is_cuda_check(left, resolve):
-        return -1
+    if isinstance(op, ast.Is | ast.Eq | ast.Lt | ast.LtE) and _is_cuda_check(left, resolve):
+        return -1  # torch.cuda.device_count() < 2: true without CUDA
     return 0
 
 
