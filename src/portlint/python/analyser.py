@@ -185,17 +185,23 @@ class Analyser(ast.NodeVisitor):
         for node in nodes:
             self.visit(node)
             if _is_early_return(node):
-                covered = handled_targets(node.test, self.ctx.qualified_name, self.vendors)
-                polarity = cuda_polarity(node.test, self.ctx.qualified_name, self.ctx.cuda_flags)
-                only = only_targets(node.test, self.ctx.qualified_name, self.vendors)
-                covered |= only or frozenset()
+                resolve = self.ctx.qualified_name
+                polarity = cuda_polarity(node.test, resolve, self.ctx.cuda_flags)
+                kept = _negated(node.test)
+                reach = None
+                if kept is None:  # ``if is_npu_available(): return ...``: npu leaves here
+                    covered = handled_targets(node.test, resolve, self.vendors)
+                    covered |= only_targets(node.test, resolve, self.vendors) or frozenset()
+                else:  # ``if not (cuda or npu): return``: only they go on
+                    covered = frozenset()
+                    reach = only_targets(kept, resolve, self.vendors)
                 if self.multi_device.single_process(node.test):
                     # ``if distributed_type == DistributedType.NO: return``: what follows runs
                     # with several processes, which a single-device target never has
                     covered |= self.multi_device.single
                 asks = polarity == -1 and self._asks_availability(node.test)
                 behind = node.test if asks else None
-                self.guard = self.guard.inside(polarity == -1, covered, behind=behind)
+                self.guard = self.guard.inside(polarity == -1, covered, reach, behind=behind)
         self.guard = outer
 
     def visit_Module(self, node: ast.Module) -> None:
@@ -1341,6 +1347,16 @@ def _leaves(body: list[ast.AST]) -> bool:
 
 def _is_early_return(statement: ast.AST) -> bool:
     return isinstance(statement, ast.If) and not statement.orelse and _leaves(statement.body)
+
+
+def _negated(test: ast.expr) -> ast.expr | None:
+    """``not X`` -> X, ``dev != "npu"`` -> ``dev == "npu"``: the test whose truth lets the code
+    after an early return go on; None when the test is not negated."""
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        return test.operand
+    if isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], ast.NotEq):
+        return ast.Compare(test.left, [ast.Eq()], test.comparators)
+    return None
 
 
 def _unset_name(test: ast.expr) -> str | None:

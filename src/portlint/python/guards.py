@@ -523,6 +523,12 @@ def only_targets(test: ast.expr, resolve: Resolve, vendors: Vendors) -> frozense
         return None
     if isinstance(test, ast.Name | ast.Attribute | ast.Call) and vendors.hosted_only(test):
         return frozenset({"cpu"})  # ``elif in_colab and ...``: NVIDIA, TPU or CPU machines only
+    if isinstance(test, ast.Name) and test.id not in vendors.flags and PREDICATE.fullmatch(test.id):
+        # ``is_npu_available``: a module-level flag named for the vendor check
+        vendor = vendors.predicate_vendor(test)
+        if vendor in vendors.markers and vendor != "cpu":
+            return frozenset({vendor})
+        return None
     if isinstance(test, ast.Call) or (isinstance(test, ast.Name) and test.id in vendors.flags):
         if isinstance(test, ast.Name):
             return vendors.flags[test.id] or None
