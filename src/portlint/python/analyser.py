@@ -182,7 +182,7 @@ class Analyser(ast.NodeVisitor):
         """A block of statements: what follows ``if npu: return ...`` never runs on npu, and what
         follows ``if not torch.cuda.is_available(): return`` runs only on CUDA."""
         outer = self.guard
-        for node in nodes:
+        for position, node in enumerate(nodes):
             self.visit(node)
             if _is_early_return(node):
                 resolve = self.ctx.qualified_name
@@ -195,6 +195,11 @@ class Analyser(ast.NodeVisitor):
                 else:  # ``if not (cuda or npu): return``: only they go on
                     covered = frozenset()
                     reach = only_targets(kept, resolve, self.vendors)
+                    refuses = isinstance(node.body[-1], ast.Raise)
+                    if not refuses and admits_cuda(kept, resolve, self.ctx.cuda_flags):
+                        # the rest of the block is the CUDA test's arm: a test whose arm has
+                        # only info findings (a TF32 switch) is info too
+                        self.ctx.cuda_branches.append((node.test, nodes[position + 1 :]))
                 if self.multi_device.single_process(node.test):
                     # ``if distributed_type == DistributedType.NO: return``: what follows runs
                     # with several processes, which a single-device target never has
