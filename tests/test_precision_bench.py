@@ -72,6 +72,16 @@ def test_join_matches_by_line_rule_and_symbol(bench, labels):
     assert [lab.line for lab in joined.gone] == [11]
 
 
+def test_repeats_on_a_line_share_its_label(bench, labels):
+    joined = bench.join([finding(3), finding(3), finding(5)], labels)
+    assert [(f["line"], lab.verdict) for f, lab in joined.matched] == [
+        (3, "right"),
+        (3, "right"),
+        (5, "wrong-detail"),
+    ]
+    assert joined.unlabelled == []
+
+
 def test_join_keeps_a_label_when_the_span_changes(bench, labels):
     joined = bench.join([finding(3, symbol="torch.cuda.synchronize()")], labels)
     assert [lab.reason for _, lab in joined.matched] == ["raises off CUDA"]

@@ -167,7 +167,8 @@ def join(findings: list[dict], labels: list[Label]) -> Join:
     """Match each finding (with a ``repo`` key) to a label of the same repo, path, line and rule.
 
     A label with the finding's symbol is preferred; otherwise any label left on that line and
-    rule is used, so that a span that grew or shrank keeps its label. One site may have several
+    rule is used, so that a span that grew or shrank keeps its label. Findings of the same rule
+    and symbol repeated on one line share its label. One site may have several
     labels, one per severity and target list it was seen with (analyses change): the one whose
     details match the finding is used (the last such, so that an appended row relabels), else
     the last one.
@@ -196,6 +197,11 @@ def join(findings: list[dict], labels: list[Label]) -> Join:
         ]
         if exact:
             take(finding, key, exact)
+        elif (key, finding["symbol"]) in used:
+            # the same rule and symbol again on the line (``x.is_cuda and y.is_cuda``): one
+            # label row judges them all
+            same = [lab for lab in pool[key] if lab.symbol == finding["symbol"]]
+            take(finding, key, same)
         else:
             pending.append((finding, key))
     for finding, key in pending:
