@@ -35,7 +35,7 @@ from portlint.python.backends import (
     vendor_words,
 )
 from portlint.python.context import LOG_CALL, Context
-from portlint.python.cuda_tests import TestSkips, polarity_of
+from portlint.python.cuda_tests import polarity_of, test_skips
 from portlint.python.environment_checks import read_variable, vendor_variables
 from portlint.python.fix_builder import FixBuilder
 from portlint.python.guards import (
@@ -130,7 +130,9 @@ class Analyser(ast.NodeVisitor):
             ctx.catalog.target_facts(), ctx.catalog.table("targets").get("multi_device", {})
         )
         self.feature_words = nvidia_feature_words(ctx.catalog)
-        self.test_skips = TestSkips.from_catalog(ctx.catalog)
+        self.test_skips = test_skips(ctx.catalog)
+        #: module names bound to a mark that skips without CUDA (``cuda_required``)
+        self.skip_aliases: frozenset[str] = frozenset()
         #: names that hold an NCCL backend test (``is_nccl = backend == Backend.NCCL``)
         self.nccl_flags: set[str] = set()
         #: private function name -> its calls in the module (``_only_formatted``), made once
@@ -151,8 +153,12 @@ class Analyser(ast.NodeVisitor):
             return  # no line of it can lead to a finding
         if len(self.stack) == 1 and isinstance(node, ast.If | ast.Assign):
             # ``pytestmark = pytest.mark.skipif(...)`` or an early skip at module level, judged
-            # once the imports before it are bound
+            # once the imports before it are bound; ``cuda_required = pytest.mark.skipif(...)``
             self._skipped_rest([node], len(self.ctx.index.lines), marks=True)
+            polarity = polarity_of(self.ctx.qualified_name, self.ctx.cuda_flags)
+            alias = self.test_skips.mark_alias(node, polarity, self.vendors.words)
+            if alias is not None:
+                self.skip_aliases |= {alias}
         ctx, stack, key = self.ctx, self.stack, id(node)
         ctx.guards[key] = self.guard
         if stack:
@@ -188,13 +194,13 @@ class Analyser(ast.NodeVisitor):
                 resolve = self.ctx.qualified_name
                 polarity = cuda_polarity(node.test, resolve, self.ctx.cuda_flags)
                 kept = _negated(node.test)
-                reach = None
-                if kept is None:  # ``if is_npu_available(): return ...``: npu leaves here
+                reach = None if kept is None else only_targets(kept, resolve, self.vendors)
+                if reach is None:  # ``if is_npu_available(): return ...``: npu leaves here
                     covered = handled_targets(node.test, resolve, self.vendors)
                     covered |= only_targets(node.test, resolve, self.vendors) or frozenset()
                 else:  # ``if not (cuda or npu): return``: only they go on
                     covered = frozenset()
-                    reach = only_targets(kept, resolve, self.vendors)
+                if kept is not None:
                     refuses = isinstance(node.body[-1], ast.Raise)
                     if not refuses and admits_cuda(kept, resolve, self.ctx.cuda_flags):
                         # the rest of the block is the CUDA test's arm: a test whose arm has
@@ -206,7 +212,10 @@ class Analyser(ast.NodeVisitor):
                     covered |= self.multi_device.single
                 asks = polarity == -1 and self._asks_availability(node.test)
                 behind = node.test if asks else None
-                self.guard = self.guard.inside(polarity == -1, covered, reach, behind=behind)
+                # ``if dev not in ("cuda", "xpu"): return``: xpu goes on too, so what follows
+                # is no CUDA-only path (xpu does not skip it, it runs it)
+                cuda_path = polarity == -1 and not (reach and reach - {"rocm"})
+                self.guard = self.guard.inside(cuda_path, covered, reach, behind=behind)
         self.guard = outer
 
     def visit_Module(self, node: ast.Module) -> None:
@@ -221,22 +230,45 @@ class Analyser(ast.NodeVisitor):
         last = node.end_lineno or node.lineno
         polarity = polarity_of(self.ctx.qualified_name, self.ctx.cuda_flags)
         words = self.vendors.words
+        aliases = self.skip_aliases
         skips = [
-            d for d in node.decorator_list if self.test_skips.skips_without_cuda(d, polarity, words)
+            d
+            for d in node.decorator_list
+            if self.test_skips.skips_without_cuda(d, polarity, words, aliases)
         ]
         if skips:
             self.ctx.backend_lines.append((node.lineno, last))
             self.ctx.skip_conditions += [(d.lineno, d.end_lineno or d.lineno) for d in skips]
         elif not isinstance(node, ast.ClassDef):
-            self._skipped_rest(node.body, last)
+            self._skipped_rest(node.body, last, in_test=_is_test(node))
 
-    def _skipped_rest(self, body: list[ast.stmt], last: int, marks: bool = False) -> None:
+    def _test_targets(
+        self, node: ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef
+    ) -> frozenset[str] | None:
+        """``@pytest.mark.skipif(torch_device not in ["cuda", "xpu"], ...)``: only the listed
+        targets run the test, so only they are reported in it."""
+        markers = frozenset(self.vendors.markers)
+        found = None
+        for decorator in node.decorator_list:
+            admitted = self.test_skips.runs_only_on(decorator, self.vendors.words, markers)
+            if admitted is not None:
+                found = admitted if found is None else found & admitted
+        return found
+
+    def _in_test(self) -> bool:
+        scope = self._function_scope()
+        return scope is not None and _is_test(scope)
+
+    def _skipped_rest(
+        self, body: list[ast.stmt], last: int, marks: bool = False, in_test: bool = False
+    ) -> None:
         """``if not torch.cuda.is_available(): pytest.skip(...)`` (or, at module level, a
         ``pytestmark`` that skips without CUDA): the statements after it run only on CUDA."""
         polarity = polarity_of(self.ctx.qualified_name, self.ctx.cuda_flags)
         for statement in body:
-            if self.test_skips.skips_rest(statement, polarity) or (
-                marks and self.test_skips.marks_module(statement, polarity, self.vendors.words)
+            words = self.vendors.words
+            if self.test_skips.skips_rest(statement, polarity, words, in_test) or (
+                marks and self.test_skips.marks_module(statement, polarity, words)
             ):
                 end = statement.end_lineno or statement.lineno
                 self.ctx.backend_lines.append((end + 1, last))
@@ -296,7 +328,8 @@ class Analyser(ast.NodeVisitor):
         self._record_defaults(node)
         # ``device_id = _get_device_id()`` only ever formatted into a log file's name: what the
         # private helper finds out merely shows differently elsewhere (info)
-        self.guard = outer.inside(False, frozenset(), info=self._only_formatted(node))
+        only = self._test_targets(node)
+        self.guard = outer.inside(False, frozenset(), only, info=self._only_formatted(node))
         self.visit_many(node.body)
         self.guard = outer
         self.ctx.resolver.pop()
@@ -424,7 +457,10 @@ class Analyser(ast.NodeVisitor):
         self._cuda_only_test(node)
         self.visit_many([*node.bases, *node.keywords])
         self.ctx.resolver.push(class_locals(node))
+        outer = self.guard
+        self.guard = outer.inside(False, frozenset(), self._test_targets(node))
         self.visit_many(node.body)
+        self.guard = outer
         self.ctx.resolver.pop()
         self.visit_many(node.decorator_list)
 
@@ -790,11 +826,13 @@ class Analyser(ast.NodeVisitor):
             # A negated CUDA test (``if not torch.cuda.is_available()``) puts the next branch on
             # the CUDA path.
             cuda_only = polarity[position] == 1 or (position > 0 and polarity[position - 1] == -1)
+            if only is not None and only - {"rocm"}:
+                cuda_only = False  # ``if dev in ("cuda", "xpu"):``: xpu runs the arm too
             # A CUDA branch that only prints or logs (memory used, "running on GPU"), or whose
             # sibling is a stand-in (``torch.cuda.synchronize if cuda else lambda: None``): info.
             logs = polarity[position] != 0 and (
                 _only_logs(branch)
-                or self.test_skips.ends_in_skip(branch.body)
+                or self.test_skips.ends_in_skip(branch.body, self._in_test())
                 or self._feeds_only_prints(branch)
                 or _only_calls(branch, NUMERIC_MODE_CALL)
                 or self._waits_for_a_clock(branch)
@@ -829,7 +867,7 @@ class Analyser(ast.NodeVisitor):
                 restated=_tested_values(branch.test),
                 fails_elsewhere=refused_else and polarity[position] == 1,
                 torch_below=bound,
-                behind=self._cuda_test(branches, position, polarity),
+                behind=self._cuda_test(branches, position, polarity) if cuda_only else None,
             )
             self.visit_many(branch.body)
         self.guard = outer
@@ -1354,13 +1392,21 @@ def _is_early_return(statement: ast.AST) -> bool:
     return isinstance(statement, ast.If) and not statement.orelse and _leaves(statement.body)
 
 
+def _is_test(node: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+    """A test function by pytest's and unittest's default naming (``test_*``)."""
+    return node.name.startswith("test")
+
+
 def _negated(test: ast.expr) -> ast.expr | None:
     """``not X`` -> X, ``dev != "npu"`` -> ``dev == "npu"``: the test whose truth lets the code
     after an early return go on; None when the test is not negated."""
     if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
         return test.operand
-    if isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], ast.NotEq):
-        return ast.Compare(test.left, [ast.Eq()], test.comparators)
+    if isinstance(test, ast.Compare) and len(test.ops) == 1:
+        if isinstance(test.ops[0], ast.NotEq):
+            return ast.Compare(test.left, [ast.Eq()], test.comparators)
+        if isinstance(test.ops[0], ast.NotIn):  # ``dev not in ("cuda", "xpu")``
+            return ast.Compare(test.left, [ast.In()], test.comparators)
     return None
 
 

@@ -8,6 +8,7 @@ import re
 from portlint.config import version_tuple
 from portlint.model import PORTABLE, Advice, Edit, Fix, Severity, Span, Status
 from portlint.python.context import LOG_CALL, Context
+from portlint.python.cuda_tests import in_skip_condition, test_skips
 from portlint.python.fixes import FixBase
 from portlint.python.guards import CUDA_CHECKS, CUDA_DEVICE_TEXT, Guard, availability_before
 from portlint.python.torch_api import torch_cuda_api
@@ -166,7 +167,7 @@ def _report_torch_cuda(node: ast.AST, name: str, ctx: Context) -> None:
         # ``proc_id % torch.cuda.device_count()``: 0 devices elsewhere, the division raises
         severity = Severity.ERROR
         targets = {**targets, "cpu": DIVIDES_BY_ZERO}
-    if _in_skip_condition(node, ctx):
+    if in_skip_condition(node, ctx.parents, test_skips(ctx.catalog)):
         if _vendor_siblings(node, ctx):
             return  # ``require_multi_gpu`` beside ``require_multi_xpu``: nothing to port
         severity = Severity.INFO
@@ -244,24 +245,6 @@ def _quiet_on_cuda_path(member: str, ctx: Context) -> bool:
     api = torch_cuda_api(ctx.catalog)
     policy = api.policy.get(api.normalise(member), {})
     return bool(policy.get("describes", False) or policy.get("housekeeping", False))
-
-
-#: Test decorators whose condition only decides whether a test runs.
-SKIP_CALLS = frozenset({"skipIf", "skipUnless", "skipif"})
-
-
-def _in_skip_condition(node: ast.AST, ctx: Context) -> bool:
-    """``unittest.skipUnless(torch.cuda.device_count() > 1, ...)``: skipping a CUDA test where
-    there is no CUDA loses nothing."""
-    current = ctx.parents.get(id(node))
-    while current is not None and not isinstance(current, ast.stmt):
-        if isinstance(current, ast.Call):
-            func = current.func
-            name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", None)
-            if name in SKIP_CALLS:
-                return True
-        current = ctx.parents.get(id(current))
-    return False
 
 
 #: The words of a function name that say it stands for the CUDA device.

@@ -14,11 +14,13 @@ The words that make these up are data: rules/device.toml ``[device.test_skips]``
 from __future__ import annotations
 
 import ast
+import functools
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 from portlint.catalog import Catalog
 from portlint.python.guards import Resolve, cuda_polarity
+from portlint.python.tree import walk
 
 Polarity = Callable[[ast.expr], int]
 
@@ -33,6 +35,8 @@ class TestSkips:
     skip_now: frozenset[str]
     #: words that, beside ``cuda``, make a decorator's name a requirement (``require_cuda``)
     requirement_words: frozenset[str]
+    #: other words such a name may hold (``require_torch_multi_gpu``)
+    neutral_words: frozenset[str] = frozenset()
 
     @classmethod
     def from_catalog(cls, catalog: Catalog) -> TestSkips:
@@ -42,31 +46,102 @@ class TestSkips:
             frozenset(table.get("skip_unless", ())),
             frozenset(table.get("skip_now", ())),
             frozenset(table.get("requirement_words", ())),
+            frozenset(table.get("neutral_words", ())),
         )
 
     def skips_without_cuda(
-        self, decorator: ast.expr, polarity: Polarity, words: Mapping[str, str]
+        self,
+        decorator: ast.expr,
+        polarity: Polarity,
+        words: Mapping[str, str],
+        aliases: frozenset[str] = frozenset(),
     ) -> bool:
-        """The decorator skips the test wherever CUDA is missing."""
+        """The decorator skips the test wherever CUDA is missing, and the test names no other
+        target it runs on (``skipif(device not in ("cuda", "xpu"))`` runs on xpu too).
+        ``aliases``: module names bound to such a mark (``cuda_required =
+        pytest.mark.skipif(...)``)."""
         if isinstance(decorator, ast.Call):
             name = _name(decorator.func)
             condition = decorator.args[0] if decorator.args else None
-            if name in self.skip_if and condition is not None:
-                return _true_without_cuda(condition, polarity)
-            if name in self.skip_unless and condition is not None:
+            if condition is not None and (name in self.skip_if or name in self.skip_unless):
+                if _names_other_target(condition, words):
+                    return False
+                if name in self.skip_if:
+                    return _true_without_cuda(condition, polarity)
                 return polarity(condition) == 1
             decorator = decorator.func  # ``@require_cuda()``
+        if isinstance(decorator, ast.Name) and decorator.id in aliases:
+            return True
         return self._named_requirement(_name(decorator), words)
 
     def _named_requirement(self, name: str | None, words: Mapping[str, str]) -> bool:
-        """``require_cuda``, ``requires_cuda``, ``cuda_only``: a name with the word ``cuda``, a
-        requirement word, and no other vendor's word (``require_cuda_or_xpu`` is not one)."""
+        """``require_cuda``, ``require_torch_gpu``, ``cuda_only``: a requirement word and words
+        that name CUDA by the vendor words of rules/device.toml (``gpu`` is CUDA's there), and
+        nothing else (``require_cuda_or_xpu`` is not one)."""
         if not name:
             return False
         parts = name.lower().split("_")
-        if "cuda" not in parts or self.requirement_words.isdisjoint(parts):
+        if self.requirement_words.isdisjoint(parts):
             return False
-        return all(words.get(part, "cuda") == "cuda" for part in parts)
+        # every word is a requirement, a word for CUDA or a neutral one (``torch``, ``multi``):
+        # ``require_torch_gpu_if_bnb_not_multi_backend_enabled`` is a condition, not one
+        return any(words.get(part) == "cuda" for part in parts) and all(
+            part in self.requirement_words
+            or part in self.neutral_words
+            or words.get(part) == "cuda"
+            for part in parts
+        )
+
+    def runs_only_on(
+        self, decorator: ast.expr, words: Mapping[str, str], targets: frozenset[str]
+    ) -> frozenset[str] | None:
+        """``@pytest.mark.skipif(torch_device not in ["cuda", "xpu"], ...)``,
+        ``@unittest.skipUnless(device == "npu", ...)``: the targets the test runs on (ROCm
+        with CUDA, which it runs as), or None when the condition is not such a list of device
+        types."""
+        if not (isinstance(decorator, ast.Call) and decorator.args):
+            return None
+        name, condition = _name(decorator.func), decorator.args[0]
+        if not (isinstance(condition, ast.Compare) and len(condition.ops) == 1):
+            return None
+        op = condition.ops[0]
+        if name in self.skip_if and isinstance(op, ast.NotIn | ast.NotEq):
+            pass  # skipped unless the device type is listed
+        elif name in self.skip_unless and isinstance(op, ast.In | ast.Eq):
+            pass
+        else:
+            return None
+        listed = condition.comparators[0]
+        if isinstance(listed, ast.Constant):
+            listed = ast.List([listed])
+        if not isinstance(listed, ast.List | ast.Tuple | ast.Set) or not listed.elts:
+            return None
+        admitted: set[str] = set()
+        for element in listed.elts:
+            if not (isinstance(element, ast.Constant) and isinstance(element.value, str)):
+                return None
+            vendor = words.get(element.value.split(":")[0].lower())
+            if vendor is None:
+                return None  # not a device type
+            admitted |= {"rocm"} if vendor == "cuda" else {vendor} & targets
+        return frozenset(admitted)
+
+    def mark_alias(
+        self, statement: ast.stmt, polarity: Polarity, words: Mapping[str, str]
+    ) -> str | None:
+        """``cuda_required = pytest.mark.skipif(not torch.cuda.is_available(), ...)``: the
+        name now used as a decorator that skips without CUDA, or None."""
+        if not (
+            isinstance(statement, ast.Assign)
+            and len(statement.targets) == 1
+            and isinstance(statement.targets[0], ast.Name)
+            and statement.targets[0].id != "pytestmark"
+            and isinstance(statement.value, ast.Call)
+        ):
+            return None
+        if self.skips_without_cuda(statement.value, polarity, words):
+            return statement.targets[0].id
+        return None
 
     def marks_module(
         self, statement: ast.stmt, polarity: Polarity, words: Mapping[str, str]
@@ -82,17 +157,30 @@ class TestSkips:
         marks = value.elts if isinstance(value, ast.List | ast.Tuple) else [value]
         return any(self.skips_without_cuda(mark, polarity, words) for mark in marks)
 
-    def skips_rest(self, statement: ast.stmt, polarity: Polarity) -> bool:
+    def skips_rest(
+        self,
+        statement: ast.stmt,
+        polarity: Polarity,
+        words: Mapping[str, str],
+        in_test: bool = False,
+    ) -> bool:
         """``if not torch.cuda.is_available(): pytest.skip("needs CUDA")`` (or
-        ``self.skipTest(...)``, ``raise unittest.SkipTest(...)``): what follows in the test
-        runs only on CUDA."""
+        ``self.skipTest(...)``, ``raise unittest.SkipTest(...)``, or in a test a bare
+        ``return``): what follows in the test runs only on CUDA."""
         if not (isinstance(statement, ast.If) and not statement.orelse):
             return False
-        return self.ends_in_skip(statement.body) and _true_without_cuda(statement.test, polarity)
+        return (
+            self.ends_in_skip(statement.body, in_test)
+            and not _names_other_target(statement.test, words)
+            and _true_without_cuda(statement.test, polarity)
+        )
 
-    def ends_in_skip(self, body: list[ast.stmt]) -> bool:
-        """The block ends by skipping the running test."""
+    def ends_in_skip(self, body: list[ast.stmt], in_test: bool = False) -> bool:
+        """The block ends by skipping the running test; in a test function (``in_test``), a
+        bare ``return`` skips it too, silently."""
         last = body[-1] if body else None
+        if in_test and isinstance(last, ast.Return) and last.value is None:
+            return True
         if isinstance(last, ast.Raise) and last.exc is not None:
             called = last.exc.func if isinstance(last.exc, ast.Call) else last.exc
         elif isinstance(last, ast.Expr) and isinstance(last.value, ast.Call):
@@ -100,6 +188,35 @@ class TestSkips:
         else:
             return False
         return _name(called) in self.skip_now
+
+
+@functools.cache
+def test_skips(catalog: Catalog) -> TestSkips:
+    return TestSkips.from_catalog(catalog)
+
+
+def in_skip_condition(node: ast.AST, parents: Mapping[int, ast.AST], skips: TestSkips) -> bool:
+    """``unittest.skipUnless(torch.cuda.device_count() > 1, ...)``,
+    ``pytest.mark.skipif(torch_device != "cuda", ...)``: the node decides whether a test runs.
+    Skipping a CUDA test where there is no CUDA loses nothing (info)."""
+    names = skips.skip_if | skips.skip_unless
+    current = parents.get(id(node))
+    while current is not None and not isinstance(current, ast.stmt):
+        if isinstance(current, ast.Call) and _name(current.func) in names:
+            return True
+        current = parents.get(id(current))
+    return False
+
+
+def _names_other_target(condition: ast.expr, words: Mapping[str, str]) -> bool:
+    """A string in the condition names a vendor other than CUDA (or ROCm, which runs CUDA's
+    code), or the CPU: ``torch_device in ["cuda", "xpu"]``."""
+    return any(
+        isinstance(node, ast.Constant)
+        and isinstance(node.value, str)
+        and words.get(node.value.split(":")[0].lower(), "cuda") not in ("cuda", "rocm")
+        for node in walk(condition)
+    )
 
 
 def _true_without_cuda(condition: ast.expr, polarity: Polarity) -> bool:

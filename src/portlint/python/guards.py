@@ -348,10 +348,22 @@ def availability_before(
         if isinstance(current, ast.BoolOp) and isinstance(current.op, ast.And):
             position = next(i for i, v in enumerate(current.values) if v is child)
             for value in current.values[:position]:
-                if cuda_polarity(value, resolve, cuda_flags) == 1:
+                if cuda_polarity(value, resolve, cuda_flags) == 1 and not _lists_others(value):
                     return value
         child, current = current, parents.get(id(current))
     return None
+
+
+def _lists_others(test: ast.expr) -> bool:
+    """``dev in ("cuda", "xpu")``: a device-type test that other device types pass too."""
+    return isinstance(test, ast.Compare) and any(
+        isinstance(element, ast.Constant)
+        and isinstance(element.value, str)
+        and not CUDA_DEVICE_TEXT.fullmatch(element.value)
+        for operand in (test.left, *test.comparators)
+        if isinstance(operand, ast.Tuple | ast.List | ast.Set)
+        for element in operand.elts
+    )
 
 
 def nccl_backend_test(
@@ -521,6 +533,8 @@ def only_targets(test: ast.expr, resolve: Resolve, vendors: Vendors) -> frozense
             ):
                 return frozenset({operand.value})  # ``if device_name == "npu":``
         return None
+    if isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], ast.In):
+        return _listed_targets(test.comparators[0], vendors)  # ``dev in ("cuda", "xpu")``
     if isinstance(test, ast.Name | ast.Attribute | ast.Call) and vendors.hosted_only(test):
         return frozenset({"cpu"})  # ``elif in_colab and ...``: NVIDIA, TPU or CPU machines only
     if isinstance(test, ast.Name) and test.id not in vendors.flags and PREDICATE.fullmatch(test.id):
@@ -541,6 +555,26 @@ def only_targets(test: ast.expr, resolve: Resolve, vendors: Vendors) -> frozense
         if name and name.endswith(".is_available"):
             return vendors.flags.get(name) or _module_target(name, vendors)
     return None
+
+
+def _listed_targets(listed: ast.expr, vendors: Vendors) -> frozenset[str] | None:
+    """``("cuda", "xpu")`` -> rocm, xpu: the targets a list of device types admits (a CUDA
+    device type holds on ROCm builds too); None unless every element is a device type and one
+    is another target's."""
+    if not isinstance(listed, ast.Tuple | ast.List | ast.Set) or not listed.elts:
+        return None
+    admitted = set()
+    for element in listed.elts:
+        if not (isinstance(element, ast.Constant) and isinstance(element.value, str)):
+            return None
+        vendor = vendors.words.get(element.value.split(":")[0].lower())
+        if vendor == "cuda":
+            admitted.add("rocm")
+        elif vendor in vendors.markers:
+            admitted.add(vendor)
+        else:
+            return None
+    return frozenset(admitted) if admitted - {"rocm"} else None
 
 
 def _module_target(name: str, vendors: Vendors) -> frozenset[str] | None:
