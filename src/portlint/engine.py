@@ -334,6 +334,20 @@ def fix_source(
         apply = analyser.load(analyser.apply_fixes)
         text, applied, problem = apply(source.text, findings, fixing, settings)
         current = source
+        # A fix can make another one possible (``"cuda" if torch.cuda.is_available() else
+        # "cpu"``: the check is rewritten once the string is): fix the new text again, as the
+        # text-edit analysers do, so that a second ``--fix`` has nothing left to do.
+        for _ in range(MAX_ROUNDS - 1):
+            if problem is not None or not applied:
+                break
+            fixed = replace(source, text=text)
+            again = select_findings(
+                analyse_source(fixed, language, catalog, settings), fixed, settings
+            )
+            more_text, more, more_problem = apply(text, again, fixing, settings)
+            if more_problem is not None or not more or more_text == text:
+                break  # a round that cannot be written leaves the rounds before it
+            text, applied = more_text, [*applied, *more]
     else:
         current, applied, problem = source, [], None
         for _ in range(MAX_ROUNDS):

@@ -505,15 +505,12 @@ class FixBase:
                 break
             elif isinstance(ancestor, ast.UnaryOp) and isinstance(ancestor.op, ast.Not):
                 negated = not negated
-            elif (
-                isinstance(ancestor, ast.Assign)
-                and ancestor.value is child
-                and len(ancestor.targets) == 1
-                and isinstance(ancestor.targets[0], ast.Name)
-            ):
+            elif (flag := _assigned_flag(ancestor, child)) is not None:
                 # ``pt_cuda_available = torch.cuda.is_available()``: the flag guards every
                 # branch on it, either arm (``if pt_cuda_available: torch.cuda.get_device_name()``)
-                guarded.extend(self._branches_on(ancestor.targets[0].id, ancestor))
+                if self._decides_tests(flag, ancestor):
+                    return True
+                guarded.extend(self._branches_on(flag, ancestor))
                 break
             elif not isinstance(ancestor, ast.UnaryOp | ast.Call | ast.Compare):
                 break
@@ -570,22 +567,36 @@ class FixBase:
         tests.extend(self.ctx.source(part) for part in current.orelse)
         return len(tests) > 1 and any(VENDOR_TEST.search(text) for text in tests)
 
-    def _branches_on(self, flag: str, assignment: ast.Assign) -> list[ast.AST]:
+    def _scope_of(self, statement: ast.stmt) -> ast.AST:
+        """The function that holds ``statement``, or the module."""
+        for ancestor in self.ancestors(statement):
+            if isinstance(ancestor, ast.FunctionDef | ast.AsyncFunctionDef):
+                return ancestor
+        return self.tree
+
+    def _branches_on(self, flag: str, assignment: ast.Assign | ast.AnnAssign) -> list[ast.AST]:
         """The arms of the ``if``, ``while`` and conditional expressions in the function (or
         module) of ``assignment`` whose test reads ``flag``."""
-        scope: ast.AST = self.tree
-        for ancestor in self.ancestors(assignment):
-            if isinstance(ancestor, ast.FunctionDef | ast.AsyncFunctionDef):
-                scope = ancestor
-                break
+        scope = self._scope_of(assignment)
+
         arms: list[ast.AST] = []
         for node in ast.walk(scope):
-            if isinstance(node, ast.If | ast.IfExp | ast.While) and any(
-                isinstance(name, ast.Name) and name.id == flag for name in ast.walk(node.test)
-            ):
+            if isinstance(node, ast.If | ast.IfExp | ast.While) and _reads(node.test, flag):
                 for arm in (node.body, node.orelse):
                     arms.extend(arm if isinstance(arm, list) else [arm])
         return arms
+
+    def _decides_tests(self, flag: str, assignment: ast.stmt) -> bool:
+        """``@pytest.mark.skipif(not cuda_available, ...)``: the flag decides whether tests run
+        (python.cuda_tests). Rewritten, it would run them on other accelerators, a change of
+        what the test suite checks that is the project's to make: no fix."""
+        scope = self._scope_of(assignment)
+        return any(
+            _reads(decorator, flag)
+            for node in ast.walk(scope)
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef)
+            for decorator in node.decorator_list
+        )
 
     def _asserts_cuda(self, node: ast.AST) -> bool:
         """``assert torch.cuda.is_available(), "Megatron requires CUDA."``: a requirement that
@@ -642,3 +653,22 @@ def _called_name(call: ast.Call) -> str:
 
 def _contains(outer: ast.AST, inner: ast.AST) -> bool:
     return any(node is inner for node in ast.walk(outer))
+
+
+def _reads(expr: ast.AST, name: str) -> bool:
+    return any(isinstance(node, ast.Name) and node.id == name for node in ast.walk(expr))
+
+
+def _assigned_flag(statement: ast.AST, value: ast.AST) -> str | None:
+    """``flag = value`` or ``flag: bool = value``: the name ``value`` is stored in, or None."""
+    if isinstance(statement, ast.Assign) and statement.value is value:
+        targets = statement.targets
+        if len(targets) == 1 and isinstance(targets[0], ast.Name):
+            return targets[0].id
+    if (
+        isinstance(statement, ast.AnnAssign)
+        and statement.value is value
+        and isinstance(statement.target, ast.Name)
+    ):
+        return statement.target.id
+    return None
