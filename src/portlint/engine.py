@@ -344,6 +344,8 @@ def fix_source(
             again = select_findings(
                 analyse_source(fixed, language, catalog, settings), fixed, settings
             )
+            if not any(fixing.allows(finding.fix) for finding in again):
+                break  # nothing new to fix: no second pass over the text
             more_text, more, more_problem = apply(text, again, fixing, settings)
             if more_problem is not None or not more or more_text == text:
                 break  # a round that cannot be written leaves the rounds before it
