@@ -538,17 +538,24 @@ class Analyser(ast.NodeVisitor):
         """``use_cuda = torch.cuda.is_available()`` among ``use_xpu = is_xpu_available()``,
         ``use_npu = is_npu_available()``: adjacent flags for each vendor, as a dispatch's arms
         are; the targets the other flags check are covered."""
-        block = _block_of(node, self.stack[-2], self.ctx) if len(self.stack) > 1 else []
+        anchor, holder = node, self.stack[-2] if len(self.stack) > 1 else None
+        if isinstance(holder, ast.Try) and holder.body == [node] and len(self.stack) > 2:
+            # ``try: HAS_CUDA = torch.cuda.is_available() except Exception: HAS_CUDA = False``
+            # beside the same for HAS_MPS and HAS_XPU: the run is of the try statements
+            anchor, holder = holder, self.stack[-3]
+        block = _block_of(anchor, holder, self.ctx) if holder is not None else []
         if not block:
             return frozenset()
         resolve = self.ctx.qualified_name
 
         def vendor_flag(statement: ast.AST) -> frozenset[str] | None:
+            if isinstance(statement, ast.Try) and len(statement.body) == 1:
+                statement = statement.body[0]
             if not (isinstance(statement, ast.Assign) and len(statement.targets) == 1):
                 return None
             return only_targets(statement.value, resolve, self.vendors)
 
-        index = _position_in(node, self.stack[-2], self.ctx)
+        index = _position_in(anchor, holder, self.ctx)
         covered: set[str] = set()
         for step in (-1, 1):
             position = index + step

@@ -12,7 +12,7 @@ elsewhere in the file that the analysis reads across statements (its *context*):
 - imports (they bind the names every line resolves through);
 - assignments, and ``if``/``try``/``with``/``for``/``while``/``match`` blocks, whose lines hold
   a candidate word, and assignments whose lines name another vendor (device values and vendor
-  flags that later lines use);
+  flags that later lines use), also as the one statement of a ``try`` (a flag with a fallback);
 - definitions whose lines hold a candidate word, classes named for a vendor, and definitions
   a decorator may register for a device type (backend detection reads them), in full;
 - a definition that calls a private function the context holds whole (a check of a helper reads
@@ -303,6 +303,8 @@ class Context:
         if isinstance(statement, BLOCKS):
             if _has_candidate(whole) or _imports_in(statement):
                 return whole
+            if _guarded_flag(statement) and VENDOR_TEXT.search(whole):
+                return whole  # ``try: HAS_MPS = torch.backends.mps.is_available() except ...``
             if is_main_block(statement):
                 return 'if __name__ == "__main__": pass\n'
             return None
@@ -375,6 +377,16 @@ def _is_docstring(statement: ast.stmt) -> bool:
         isinstance(statement, ast.Expr)
         and isinstance(statement.value, ast.Constant)
         and isinstance(statement.value.value, str)
+    )
+
+
+def _guarded_flag(statement: ast.stmt) -> bool:
+    """A ``try`` whose body is one assignment: a flag with a fallback, which a run of vendor
+    flags reads beside the CUDA one (``Analyser._flag_run``)."""
+    return (
+        isinstance(statement, ast.Try)
+        and len(statement.body) == 1
+        and isinstance(statement.body[0], ast.Assign)
     )
 
 
