@@ -1,12 +1,15 @@
 """Tests that run only on CUDA: their body is correct by construction, the skip is the site.
 
 ``@pytest.mark.skipif(not torch.cuda.is_available(), reason=...)`` on a test, a module-level
-``pytestmark`` of that kind, ``@unittest.skipUnless(torch.cuda.is_available(), ...)`` on a test
-class, a project helper named for it (``@require_cuda``), or ``if not torch.cuda.is_available():
-pytest.skip(...)`` at the start of a test: on every other target the test is skipped, so nothing
-in its body runs there. The CUDA calls, ``.cuda()`` moves and ``"cuda"`` strings of the body are
-no sites of their own; the skip condition is (info: the other targets lose the test, nothing
-breaks), or, for a project helper, the helper's own CUDA check where it is defined.
+``pytestmark`` of that kind or a module name bound to one, ``@unittest.skipUnless(
+torch.cuda.is_available(), ...)`` on a test class, a project helper named for it
+(``@require_cuda``, ``@require_torch_gpu``), or ``if not torch.cuda.is_available():
+pytest.skip(...)`` (in a test, also a bare ``return``): on every other target the test is
+skipped, so nothing in its body runs there. The CUDA calls, ``.cuda()`` moves and ``"cuda"``
+strings of the body are no sites of their own; the skip condition is (info: the other targets
+lose the test, nothing breaks), or, for a project helper, the helper's own CUDA check where it
+is defined. A condition that also admits another device type (``torch_device not in ["cuda",
+"xpu"]``) does not make the test CUDA-only: its body is reported for the listed targets.
 
 The words that make these up are data: rules/device.toml ``[device.test_skips]``.
 """
