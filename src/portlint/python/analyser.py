@@ -152,13 +152,7 @@ class Analyser(ast.NodeVisitor):
         if isinstance(node, ast.stmt) and not self.relevance.may_report(node):
             return  # no line of it can lead to a finding
         if len(self.stack) == 1 and isinstance(node, ast.If | ast.Assign):
-            # ``pytestmark = pytest.mark.skipif(...)`` or an early skip at module level, judged
-            # once the imports before it are bound; ``cuda_required = pytest.mark.skipif(...)``
-            self._skipped_rest([node], len(self.ctx.index.lines), marks=True)
-            polarity = polarity_of(self.ctx.qualified_name, self.ctx.cuda_flags)
-            alias = self.test_skips.mark_alias(node, polarity, self.vendors.words)
-            if alias is not None:
-                self.skip_aliases |= {alias}
+            self._module_skip(node)
         ctx, stack, key = self.ctx, self.stack, id(node)
         ctx.guards[key] = self.guard
         if stack:
@@ -224,6 +218,16 @@ class Analyser(ast.NodeVisitor):
         )
         self.visit_many(node.body)
 
+    def _module_skip(self, node: ast.If | ast.Assign) -> None:
+        """``pytestmark = pytest.mark.skipif(...)`` or an early skip at module level, and
+        ``cuda_required = pytest.mark.skipif(...)``: judged when the walk reaches the statement,
+        once the imports before it are bound."""
+        self._skipped_rest([node], len(self.ctx.index.lines), marks=True)
+        polarity = polarity_of(self.ctx.qualified_name, self.ctx.cuda_flags)
+        alias = self.test_skips.mark_alias(node, polarity, self.vendors.words)
+        if alias is not None:
+            self.skip_aliases |= {alias}
+
     def _cuda_only_test(self, node: ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) -> None:
         """A test (or test class) skipped wherever CUDA is missing runs only on CUDA: its body
         is no site of its own (``python.cuda_tests``); the skip condition is."""
@@ -238,7 +242,7 @@ class Analyser(ast.NodeVisitor):
         ]
         if skips:
             self.ctx.backend_lines.append((node.lineno, last))
-            self.ctx.skip_conditions += [(d.lineno, d.end_lineno or d.lineno) for d in skips]
+            self.ctx.skip_conditions.update(id(n) for d in skips for n in walk(d))
         elif not isinstance(node, ast.ClassDef):
             self._skipped_rest(node.body, last, in_test=_is_test(node))
 
@@ -265,14 +269,14 @@ class Analyser(ast.NodeVisitor):
         """``if not torch.cuda.is_available(): pytest.skip(...)`` (or, at module level, a
         ``pytestmark`` that skips without CUDA): the statements after it run only on CUDA."""
         polarity = polarity_of(self.ctx.qualified_name, self.ctx.cuda_flags)
+        words = self.vendors.words
         for statement in body:
-            words = self.vendors.words
             if self.test_skips.skips_rest(statement, polarity, words, in_test) or (
                 marks and self.test_skips.marks_module(statement, polarity, words)
             ):
                 end = statement.end_lineno or statement.lineno
                 self.ctx.backend_lines.append((end + 1, last))
-                self.ctx.skip_conditions.append((statement.lineno, end))
+                self.ctx.skip_conditions.update(id(n) for n in walk(statement))
                 return
 
     # -- names -----------------------------------------------------------------------------------
@@ -1501,8 +1505,13 @@ def _adds_only_checks(branch: Branch, fallback: Branch) -> bool:
     whose body only raises) or a statement the ``fallback`` arm also has, and there is at least
     one of each: the arm does what the generic arm does, after checks of its own."""
     done = {ast.dump(statement) for statement in fallback.body}
-    kept = [s for s in branch.body if not _refusal_check(s)]
+    kept = _past_checks(branch)
     return 0 < len(kept) < len(branch.body) and all(ast.dump(s) in done for s in kept)
+
+
+def _past_checks(branch: Branch) -> list[ast.AST]:
+    """The statements of ``branch`` that are not checks that can only refuse."""
+    return [s for s in branch.body if not _refusal_check(s)]
 
 
 def _passes_device_on(branch: Branch, fallback: Branch) -> bool:
@@ -1513,7 +1522,7 @@ def _passes_device_on(branch: Branch, fallback: Branch) -> bool:
     subject = _device_subject(branch.test)
     if subject is None:
         return False
-    kept = [s for s in branch.body if not _refusal_check(s)]
+    kept = _past_checks(branch)
     if not kept or not all(isinstance(s, ast.Assign) for s in kept):
         return False
     given = {

@@ -64,10 +64,10 @@ class Context:
     #: (first, last) lines of the CUDA and ROCm backends in the file (PRT105) and of ``def cuda``
     #: overrides: nothing inside them is reported.
     backend_lines: list[tuple[int, int]] = field(default_factory=list)
-    #: (first, last) lines of the conditions that skip a test without CUDA
-    #: (``python.cuda_tests``): the test's body is no site, so it gets no fix either, and a fix
-    #: of the condition alone would run the body where it fails.
-    skip_conditions: list[tuple[int, int]] = field(default_factory=list)
+    #: ids of the nodes of the conditions that skip a test without CUDA (``python.cuda_tests``):
+    #: the test's body is no site, so it gets no fix either, and a fix of the condition alone
+    #: would run the body where it fails.
+    skip_conditions: set[int] = field(default_factory=set)
     #: (test, body) of each branch on a CUDA test, to make the test info when its body is.
     cuda_branches: list[tuple[ast.expr, list[ast.AST]]] = field(default_factory=list)
     #: Attribute name -> values assigned to it anywhere in the file (``args.device = "cuda"``,
@@ -141,10 +141,8 @@ class Context:
             return
         self._reported.add(key)
         rule = self.catalog.rules[code]
-        if fix is not None and self.skip_conditions:
-            line = getattr(node, "lineno", 0)
-            if any(first <= line <= last for first, last in self.skip_conditions):
-                fix = None
+        if fix is not None and id(node) in self.skip_conditions:
+            fix = None
         chosen = targets if targets is not None else rule.targets
         report = Report(node, rule, message, chosen, severity, fix, span, hidden, behind)
         self.reports.append(report)
