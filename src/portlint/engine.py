@@ -140,9 +140,10 @@ def read_source(path: Path, language: str, max_size: int | None = None) -> Sourc
     return decode_source(path, raw, language, digest=True)
 
 
-def read_bytes(path: Path, max_size: int | None = None) -> tuple[bytes, os.stat_result]:
+def read_bytes(path: Path | str, max_size: int | None = None) -> tuple[bytes, os.stat_result]:
+    # os functions on the path string: pathlib's own costs as much as reading a small file.
     try:
-        stat = path.stat()
+        stat = os.stat(path)
         if not S_ISREG(stat.st_mode):
             raise NotRegularFile(f"not a regular file ({_file_kind(stat.st_mode)}); skipped")
         if max_size is not None and stat.st_size > max_size:
@@ -150,13 +151,14 @@ def read_bytes(path: Path, max_size: int | None = None) -> tuple[bytes, os.stat_
                 f"file too large ({stat.st_size:,} bytes, more than max-file-size "
                 f"{max_size:,}); not analysed"
             )
-        raw = path.read_bytes()
+        with open(path, "rb") as stream:
+            raw = stream.read()
     except OSError as error:
         raise UnreadableFile(f"cannot read: {error.strerror or error}") from None
     return raw, stat
 
 
-def decode_source(path: Path, raw: bytes, language: str, digest: bool = False) -> SourceFile:
+def decode_source(path: Path | str, raw: bytes, language: str, digest: bool = False) -> SourceFile:
     """``digest``: keep a digest of ``raw`` (only a run that writes files needs one)."""
     if raw.startswith(UTF16_BOMS) or _looks_like_utf16(raw[:BINARY_SNIFF]):
         raise UnreadableFile("UTF-16 is not supported; save the file as UTF-8")
@@ -164,7 +166,7 @@ def decode_source(path: Path, raw: bytes, language: str, digest: bool = False) -
         raise UnreadableFile("binary file (contains NUL bytes)")
     bom = raw.startswith(b"\xef\xbb\xbf")
     encoding = "utf-8"
-    if language in PYTHON_LANGUAGES:
+    if language in PYTHON_LANGUAGES and _may_declare_encoding(raw):
         try:
             encoding, _ = tokenize.detect_encoding(io.BytesIO(raw).readline)
         except SyntaxError as error:
@@ -188,6 +190,14 @@ def decode_source(path: Path, raw: bytes, language: str, digest: bool = False) -
         newline=_newline_of(text),
         digest=_content_digest(raw) if digest else "",
     )
+
+
+def _may_declare_encoding(raw: bytes) -> bool:
+    """Could the first two lines hold a ``coding`` declaration (PEP 263)? Without one,
+    ``tokenize.detect_encoding`` gives UTF-8, and most files need not ask it."""
+    end = raw.find(b"\n")
+    end = raw.find(b"\n", end + 1) if end >= 0 else -1
+    return b"coding" in (raw if end < 0 else raw[:end])
 
 
 #: UTF-32 and UTF-16 byte order marks (UTF-32 LE starts with the UTF-16 LE one).
@@ -426,7 +436,7 @@ Outcome = tuple[FileResult | None, list | None]
 
 def run_job(job: Job) -> Outcome:
     """Read, prefilter and lint one file."""
-    path = Path(job.path)
+    path = job.path
     try:
         raw, stat = read_bytes(path, job.settings.max_file_size)
         stamp = None
