@@ -3,6 +3,7 @@ can flag, and should pass little else, because parsing is most of portlint's run
 
 from __future__ import annotations
 
+import random
 import re
 
 import pytest
@@ -10,7 +11,7 @@ import pytest
 from portlint.catalog import load_catalog
 from portlint.cxx.analyser import is_candidate as cxx_candidate
 from portlint.python.prefilter import is_candidate
-from portlint.wordsearch import holds_any, word_searches
+from portlint.wordsearch import WordSet, holds_any, word_searches
 
 CATALOG = load_catalog()
 PYTHON_EXAMPLES = [
@@ -139,11 +140,44 @@ def test_grouped_word_searches_match_exactly_what_plain_searches_match():
     assert len(word_searches(words, contexts, "a")) < len(word_searches(words, contexts))
 
 
-def test_the_prefilter_searches_from_its_anchors():
-    from portlint.python.prefilter import ANCHORS, CANDIDATE_CONTEXTS, CANDIDATE_WORDS, SEARCHES
+def test_word_set_finds_exactly_what_plain_searches_find():
+    """One pass of the automaton, contexts checked at their matches: the same answer, and the
+    same lines, as searching for each word and pattern on its own. Texts where a word starts
+    inside a context that does not hold (``flash_attnvcc``: ``flash_attn`` is reported and
+    ``nvcc`` starts inside it), and lone surrogates, which the automaton cannot take."""
+    words = ("cuda", "cudnn", "nvcc", "warp", "warpSize", "apex", "xformers", "cub::")
+    contexts = {
+        "flash_attn": re.compile(r"flash_attn(?!\w)(?<!\wflash_attn)"),
+        "sm_": re.compile(r"sm_\d"),
+        "cu": re.compile(r"cu[A-Z](?<!\wcu[A-Z])"),
+        ".cuh": re.compile(r"\.cuh(?!\w)"),
+    }
+    found = WordSet(words, contexts, "u")
 
-    assert len(SEARCHES) == len(ANCHORS)
-    assert all(search.pattern.startswith(tuple(ANCHORS)) for search in SEARCHES)
+    def plain(text: str) -> bool:
+        return any(word in text for word in words) or any(
+            pattern.search(text) for pattern in contexts.values()
+        )
+
+    pieces = [*words, *contexts, "flash_attnvcc", "sm_x", "sm_9", "cuInit", "accuInit", "a.cuhx"]
+    pieces += ["flash_attn_", "xflash_attn", "warpsiz", "cu", "apexformers", "\udcff", "é", " "]
+    randomly = random.Random(7)
+    texts = ["", "flash_attnvcc", "sm_apex", "flash_attnvc", "x\udcffcuda", "é cudnn", "cuInit"]
+    texts += ["".join(randomly.choices(pieces, k=randomly.randint(1, 6))) for _ in range(3000)]
+    for text in texts:
+        assert found.holds_any(text) == plain(text), text
+    for _ in range(300):
+        lines = ["".join(randomly.choices(pieces, k=randomly.randint(0, 4))) for _ in range(6)]
+        text = "\n".join(lines)
+        expected = {number for number, line in enumerate(lines, 1) if plain(line)}
+        assert {text.count("\n", 0, at) + 1 for at in found.positions(text)} == expected, text
+
+
+def test_the_prefilter_searches_from_its_anchors():
+    from portlint.python.prefilter import ANCHORS, CANDIDATE_CONTEXTS, CANDIDATE_WORDS, WORDS
+
+    assert len(WORDS.searches) == len(ANCHORS)
+    assert all(search.pattern.startswith(tuple(ANCHORS)) for search in WORDS.searches)
     for word in (*CANDIDATE_WORDS, "x = CUDAExtension(", "sm_90", "import flash_attn"):
         assert is_candidate(f"# {word}\n") and is_candidate(word), word
     for near in ("flash_attn_func", "CUDA graphs", "nvidia smi", "sm_x", "cud", "CUBLA"):

@@ -12,12 +12,19 @@ also be searched from a letter inside it, with a look-behind for the letters bef
 (``anchors``): a few such letters, each inside many words, make fewer expressions. The Python
 prefilter's twenty-five words and contexts take six passes so, against eleven from their first
 characters, and a third less time.
+
+Faster still is one pass for every word at once: ``WordSet`` runs an Aho-Corasick automaton
+(``ahocorasick_rs``, SIMD-accelerated) over the text and checks each context at the match, several
+times faster than the expressions on real trees. The expressions stay as its exact fallback for the
+rare text the automaton cannot answer alone (see ``WordSet.positions``).
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping
+
+import ahocorasick_rs
 
 
 def word_searches(
@@ -66,3 +73,72 @@ def _common_prefix(words: list[str]) -> str:
 
 def holds_any(text: str, searches: tuple[re.Pattern[str], ...]) -> bool:
     return any(search.search(text) is not None for search in searches)
+
+
+class WordSet:
+    """Words and contexts (word -> pattern that starts with that word) to find in texts: what
+    ``word_searches`` finds, in one pass over the text.
+
+    The automaton reports matches leftmost first and without overlaps, so an occurrence that
+    starts inside a reported match is not reported. That matters only where the reported match
+    is a context that does not hold (``flash_attn`` followed by a letter, as in
+    ``flash_attnvcc``): then the words that could start inside it are checked there, and if one
+    does, the text is searched with the expressions instead. Texts the automaton cannot take
+    (lone surrogates, from C++ files decoded with ``surrogateescape``) are searched so too."""
+
+    def __init__(
+        self,
+        words: Iterable[str],
+        contexts: Mapping[str, re.Pattern[str]] | None = None,
+        anchors: str = "",
+    ) -> None:
+        words, contexts = tuple(words), dict(contexts or {})
+        self.searches = word_searches(words, contexts, anchors)
+        self._patterns = [*words, *contexts]
+        self._contexts = {len(words) + i: pattern for i, pattern in enumerate(contexts.values())}
+        self._overlaps = {
+            index: _overlaps(self._patterns[index], self._patterns) for index in self._contexts
+        }
+        self._automaton = ahocorasick_rs.AhoCorasick(
+            self._patterns, matchkind=ahocorasick_rs.MATCHKIND_LEFTMOST_FIRST
+        )
+
+    def holds_any(self, text: str) -> bool:
+        """Does ``text`` hold one of the words, or match one of the contexts?"""
+        return bool(self.positions(text, first=True))
+
+    def positions(self, text: str, first: bool = False) -> list[int]:
+        """Where words and contexts start in ``text``: at least one on every line that holds
+        one (a match never spans lines, except a context's own pattern). ``first``: stop at the
+        first."""
+        try:
+            matches = self._automaton.find_matches_as_indexes(text)
+        except UnicodeEncodeError:  # lone surrogates
+            return self._searched(text, first)
+        found = []
+        for index, start, _ in matches:
+            context = self._contexts.get(index)
+            if context is None or context.match(text, start):
+                found.append(start)
+                if first:
+                    break
+            elif any(text.startswith(word, start + at) for at, word in self._overlaps[index]):
+                return self._searched(text, first)
+        return found
+
+    def _searched(self, text: str, first: bool) -> list[int]:
+        if first:
+            return [0] if holds_any(text, self.searches) else []
+        return sorted(match.start() for search in self.searches for match in search.finditer(text))
+
+
+def _overlaps(reported: str, patterns: list[str]) -> tuple[tuple[int, str], ...]:
+    """Where (offset into ``reported``) each of ``patterns`` could start inside a match of
+    ``reported`` and so go unreported: where the two agree on the text they share."""
+    return tuple(
+        (at, other)
+        for at in range(len(reported))
+        for other in patterns
+        if (at, other) != (0, reported)
+        and (reported[at:].startswith(other) or other.startswith(reported[at:]))
+    )

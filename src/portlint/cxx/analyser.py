@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 
 from portlint.catalog import Catalog
 from portlint.model import SourceFile
-from portlint.wordsearch import holds_any, word_searches
+from portlint.wordsearch import WordSet
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -100,12 +100,12 @@ CANDIDATE_CONTEXTS = {
     ".cuh": re.compile(r"\.cuh(?!\w)"),
     "Cub": re.compile(r"Cub[A-Z]"),
 }
-SEARCHES = word_searches(CANDIDATE_WORDS, CANDIDATE_CONTEXTS)
+WORDS = WordSet(CANDIDATE_WORDS, CANDIDATE_CONTEXTS)
 
 
 def is_candidate(text: str) -> bool:
     """Cheap test run on every C++ file: could any C++ rule fire here?"""
-    return holds_any(text, SEARCHES)
+    return WORDS.holds_any(text)
 
 
 def analyse_cxx(

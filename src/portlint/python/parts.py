@@ -69,7 +69,7 @@ from portlint.python.analyser import argument_destination
 from portlint.python.backends import vendor_of, vendor_words
 from portlint.python.fixes import is_main_block
 from portlint.python.prefilter import is_candidate
-from portlint.python.relevance import CANDIDATE_SEARCHES, VENDOR_TEXT, WORD
+from portlint.python.relevance import CANDIDATE_WORDS, VENDOR_TEXT, WORD
 from portlint.sink import FindingParts
 from portlint.suppress import file_is_suppressed, may_hold_suppressions
 
@@ -157,7 +157,8 @@ def lint_in_parts(source: SourceFile, settings: Settings, catalog: Catalog) -> F
 def _dense(text: str) -> bool:
     """More than ``DENSE`` candidate words: a file whose findings, and their syntax, would cost
     far more than its size if it were analysed whole."""
-    found = itertools.chain.from_iterable(search.finditer(text) for search in CANDIDATE_SEARCHES)
+    searches = CANDIDATE_WORDS.searches
+    found = itertools.chain.from_iterable(search.finditer(text) for search in searches)
     return next(itertools.islice(found, DENSE, None), None) is not None
 
 
@@ -466,7 +467,7 @@ def _lines(statement: ast.stmt, lines: list[str]) -> str:
 
 
 def _has_candidate(text: str) -> bool:
-    return any(search.search(text) for search in CANDIDATE_SEARCHES)
+    return CANDIDATE_WORDS.holds_any(text)
 
 
 def _part_findings(

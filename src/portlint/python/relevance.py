@@ -17,7 +17,7 @@ from itertools import accumulate
 
 from portlint.python.prefilter import ANCHORS
 from portlint.textindex import LINE_BREAK, split_lines
-from portlint.wordsearch import word_searches
+from portlint.wordsearch import WordSet
 
 #: The file prefilter's words (portlint.python.analyser), as one pattern, to find their lines.
 CANDIDATE_TEXT = re.compile(
@@ -25,10 +25,10 @@ CANDIDATE_TEXT = re.compile(
     r"|NCCL|CUBLAS|NVIDIA_|flash_attn|CUDA(?:_|Extension)|nvidia(?:[._-]|\s+import)|sm_\d"
     r"|cpp_extension|transformer_engine|flashinfer|ProfilerActivity|CUDA[\"']"
 )
-#: The same words as a few expressions that each start with literal text (``portlint.wordsearch``,
+#: The same words, found in one pass (``portlint.wordsearch``; its fallback expressions start
 #: from the prefilter's anchors: a match starts inside its word, on the word's line), to find
-#: their lines in a whole file: several times faster than ``CANDIDATE_TEXT``.
-CANDIDATE_SEARCHES = word_searches(
+#: their lines in a whole file: many times faster than ``CANDIDATE_TEXT``.
+CANDIDATE_WORDS = WordSet(
     (
         *("cuda", "nccl", "cudnn", "nvcc", "cupy", "apex", "xformers", "bitsandbytes"),
         *("tensorrt", "cudf", "cuml", "cugraph", "nvml", "NVML", "NCCL", "CUBLAS", "NVIDIA_"),
@@ -144,8 +144,7 @@ def _candidate_prefix(text: str, count: int) -> list[int]:
     global _last
     if _last is not None and _last[0] is text and _last[1] == count:
         return _last[2]
-    positions = [m.start() for search in CANDIDATE_SEARCHES for m in search.finditer(text)]
-    positions += _import_lines(text)
+    positions = CANDIDATE_WORDS.positions(text) + _import_lines(text)
     marks = bytearray(count + 1)  # marks[n] = 1 where line n holds one
     for line in _line_numbers(text, positions):
         if line <= count:
