@@ -1172,9 +1172,10 @@ class Analyser(ast.NodeVisitor):
         *args: None``, a function whose body only passes or returns None): a device type
         without an entry gets a no-op, not an error."""
         name = self.ctx.assigned_name(table)
-        # Read from the text first: the whole module is parsed only where such a call may be.
-        receiver = rf"\b{re.escape(name)}\s*" if name is not None else ""
-        if re.search(rf"{receiver}\.\s*get\s*\(", self.ctx.text) is None:
+        # Read from the text first: the whole module is parsed only where such a call may be
+        # (each expression starts with literal text, so the search skips ahead to it).
+        receiver = re.escape(name) if name is not None else r"\}[\s)]*"
+        if re.search(rf"{receiver}\s*\.\s*get\s*\(", self.ctx.text) is None:
             return False
         if self._get_calls is None:  # once per file, of every statement (a sliced parse's too)
             self._get_calls = _get_calls(slices.whole(self.stack[0]))
