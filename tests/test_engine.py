@@ -59,3 +59,21 @@ def test_a_worker_that_dies_is_an_error_for_its_files_not_a_traceback(tmp_path, 
     lines = err.splitlines()
     assert "portlint: error: m05.py: internal error: a worker process died" in "\n".join(lines)
     assert all(line.startswith("portlint: error: m") for line in lines)
+
+
+def test_batches_keep_the_order_and_shrink_towards_the_end():
+    """Every file once, in order; full batches while many files are left, then smaller ones,
+    so that the last files to finish are spread over the workers one by one."""
+    pending = [f"{number:04d}.py" for number in range(1000)]
+    batches = list(portlint.engine._batches(pending, workers=2))
+    assert [name for batch in batches for name in batch] == pending
+    sizes = [len(batch) for batch in batches]
+    assert sizes[0] == portlint.engine.BATCH_SIZE
+    assert sizes == sorted(sizes, reverse=True)
+    share = 2 * portlint.engine.BATCHES_PER_WORKER
+    left = len(pending)
+    for size in sizes:
+        assert size == max(1, min(portlint.engine.BATCH_SIZE, left // share))
+        left -= size
+    assert sizes[-share:] == [1] * share
+    assert list(portlint.engine._batches([], workers=2)) == []

@@ -47,11 +47,15 @@ INLINE_SECONDS = 0.15
 #: the time spent inline would run on one CPU only (about 60 ms of a 1 s run on 2,912 files).
 AT_ONCE = 512
 #: Files per job sent to a worker, at most (small files cost less than sending them one by one).
+#: Batches shrink towards the end of a run, down to one file (``_batches``), so that no worker is
+#: left with a batch of large files while the others have nothing left to do.
 BATCH_SIZE = 16
-#: Batches sent but not yet answered, per worker: enough to keep workers busy while the oldest
-#: batch (whose results are given back first) finishes, few enough that texts and results in
-#: flight stay bounded however large the tree.
-IN_FLIGHT_PER_WORKER = 4
+#: Batches per worker that a run's files are cut into, at least, before batches shrink.
+BATCHES_PER_WORKER = 8
+#: Files sent but not yet answered, per worker: enough to keep workers busy while the oldest
+#: batch (whose results are given back first) finishes a large file, few enough that the
+#: results in flight stay bounded however large the tree.
+IN_FLIGHT_PER_WORKER = 64
 BINARY_SNIFF = 8192
 #: Findings about the input itself: with them present, no suppression can be judged unused.
 INPUT_PROBLEMS = ("PRT001", "PRT002")
@@ -568,26 +572,39 @@ def _run_in_workers(pending: list[Job], workers: int) -> Iterator[tuple[Job, Out
     from collections import deque
     from concurrent.futures.process import BrokenProcessPool
 
-    size = max(1, min(BATCH_SIZE, len(pending) // (workers * 4)))
     in_flight: deque[tuple[Future[list[Outcome]] | None, list[Job]]] = deque()
+    flying = 0  # files in the batches in flight
     # Loaded once here rather than in every worker: forked workers inherit them.
     load_catalog()
     for language in {job.language for job in pending}:
         importlib.import_module(ANALYSERS[language].module)
     pool = _start_pool(workers)
     try:
-        for start in range(0, len(pending), size):
-            batch = pending[start : start + size]
+        for batch in _batches(pending, workers):
             try:
                 in_flight.append((pool.submit(_run_batch, batch), batch))
             except BrokenProcessPool:
                 in_flight.append((None, batch))
-            if len(in_flight) >= workers * IN_FLIGHT_PER_WORKER:
-                yield from _outcomes(*in_flight.popleft())
+            flying += len(batch)
+            while flying >= workers * IN_FLIGHT_PER_WORKER:
+                future, done = in_flight.popleft()
+                flying -= len(done)
+                yield from _outcomes(future, done)
         while in_flight:
             yield from _outcomes(*in_flight.popleft())
     finally:
         pool.shutdown(cancel_futures=True)
+
+
+def _batches(pending: list[Job], workers: int) -> Iterator[list[Job]]:
+    """``pending`` in order, cut into batches of ``BATCH_SIZE`` files, smaller towards the end:
+    each batch at most a ``BATCHES_PER_WORKER``-th of a worker's share of the files left."""
+    start = 0
+    while start < len(pending):
+        left = len(pending) - start
+        size = max(1, min(BATCH_SIZE, left // (workers * BATCHES_PER_WORKER)))
+        yield pending[start : start + size]
+        start += size
 
 
 def _outcomes(
