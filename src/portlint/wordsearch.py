@@ -16,7 +16,7 @@ characters, and a third less time.
 Faster still is one pass for every word at once: ``WordSet`` runs an Aho-Corasick automaton
 (``ahocorasick_rs``, SIMD-accelerated) over the text and checks each context at the match, several
 times faster than the expressions on real trees. The expressions stay as its exact fallback for the
-rare text the automaton cannot answer alone (see ``WordSet.positions``).
+rare text the automaton cannot answer alone (see ``WordSet``).
 """
 
 from __future__ import annotations
@@ -79,12 +79,17 @@ class WordSet:
     """Words and contexts (word -> pattern that starts with that word) to find in texts: what
     ``word_searches`` finds, in one pass over the text.
 
+    The automaton runs over the text's UTF-8 bytes (lone surrogates, from C++ files decoded with
+    ``surrogateescape``, pass as their own bytes): asked for a ``str``, the library would map
+    every byte to its character first, which costs more than the search and eight bytes of
+    memory per byte of text. The words are ASCII, so a match starts on a character; where the
+    text is not ASCII, a context's character position is counted from the previous match.
+
     The automaton reports matches leftmost first and without overlaps, so an occurrence that
     starts inside a reported match is not reported. That matters only where the reported match
     is a context that does not hold (``flash_attn`` followed by a letter, as in
     ``flash_attnvcc``): then the words that could start inside it are checked there, and if one
-    does, the text is searched with the expressions instead. Texts the automaton cannot take
-    (lone surrogates, from C++ files decoded with ``surrogateescape``) are searched so too."""
+    does, the text is searched with the expressions instead."""
 
     def __init__(
         self,
@@ -94,13 +99,14 @@ class WordSet:
     ) -> None:
         words, contexts = tuple(words), dict(contexts or {})
         self.searches = word_searches(words, contexts, anchors)
-        self._patterns = [*words, *contexts]
+        patterns = [*words, *contexts]
+        if not all(pattern.isascii() for pattern in patterns):
+            raise ValueError("WordSet takes ASCII words only")
         self._contexts = {len(words) + i: pattern for i, pattern in enumerate(contexts.values())}
-        self._overlaps = {
-            index: _overlaps(self._patterns[index], self._patterns) for index in self._contexts
-        }
-        self._automaton = ahocorasick_rs.AhoCorasick(
-            self._patterns, matchkind=ahocorasick_rs.MATCHKIND_LEFTMOST_FIRST
+        self._overlaps = {index: _overlaps(patterns[index], patterns) for index in self._contexts}
+        self._automaton = ahocorasick_rs.BytesAhoCorasick(
+            [pattern.encode() for pattern in patterns],
+            matchkind=ahocorasick_rs.MATCHKIND_LEFTMOST_FIRST,
         )
 
     def holds_any(self, text: str) -> bool:
@@ -111,19 +117,23 @@ class WordSet:
         """Where words and contexts start in ``text``: at least one on every line that holds
         one (a match never spans lines, except a context's own pattern). ``first``: stop at the
         first."""
-        try:
-            matches = self._automaton.find_matches_as_indexes(text)
-        except UnicodeEncodeError:  # lone surrogates
-            return self._searched(text, first)
+        data = text.encode("utf-8", "surrogatepass")
+        ascii = text.isascii()
         found = []
-        for index, start, _ in matches:
+        counted = characters = 0  # characters in data[:counted]
+        for index, start, _ in self._automaton.find_matches_as_indexes(data):
+            position = start
+            if not ascii:
+                characters += len(data[counted:start].decode("utf-8", "surrogatepass"))
+                counted, position = start, characters
             context = self._contexts.get(index)
-            if context is None or context.match(text, start):
-                found.append(start)
-                if first:
-                    break
-            elif any(text.startswith(word, start + at) for at, word in self._overlaps[index]):
-                return self._searched(text, first)
+            if context is not None and not context.match(text, position):
+                if any(text.startswith(w, position + at) for at, w in self._overlaps[index]):
+                    return self._searched(text, first)
+                continue
+            found.append(position)
+            if first:
+                break
         return found
 
     def _searched(self, text: str, first: bool) -> list[int]:
