@@ -203,19 +203,20 @@ class Walker:
             dirs[:] = kept
             ignores.update((os.path.join(root, d), here) for d in kept)
             prefix = os.path.join(root, "")[len(top) + 1 :]
+            # The files of one folder share their settings, and so their excludes.
+            settings = self.settings_for(os.path.join(root, ""))
+            may_exclude = bool(here) or self._exclude_spec(settings)[0] is not None
             for name in sorted(files):
                 language = LANGUAGE_BY_SUFFIX.get(os.path.splitext(name)[1].lower())
                 if language is None or name.lower() == "setup.py":
                     language = language_of(Path(root, name))
                 full = os.path.join(root, name)
-                if language is None or self._excluded(full, name, False, here):
+                if language is None or (may_exclude and self._excluded(full, name, False, here)):
                     continue
                 if full in seen:
                     continue
                 seen.add(full)
-                yield Candidate(
-                    Path(shown_prefix + prefix + name), language, settings=self.settings_for(full)
-                )
+                yield Candidate(Path(shown_prefix + prefix + name), language, settings=settings)
 
 
 def _gitignore_spec(lines: list[str] | tuple[str, ...]) -> pathspec.GitIgnoreSpec:
