@@ -38,3 +38,63 @@ def test_a_flow_name_is_used_as_a_word_only():
     assert not relevance._uses_flow_name(7, 7)  # ``devices`` is another name
     assert relevance._uses_flow_name(8, 8) and relevance._uses_flow_name(7, 8)
     assert not relevance._uses_flow_name(1, 4)
+
+
+DOCSTRINGS = '''\
+def documented(device):
+    """Moves the model.
+
+    device: "cuda" or "cpu"
+    """
+    return device
+
+
+def used(device):
+    """Moves the model to "cuda"."""
+    return torch.cuda.current_device()
+
+
+class Options:
+    """Options for "cuda" runs."""
+
+    device: str = "cpu"
+    """The device: "cuda" or "cpu"."""  # cuda, as a comment too
+
+
+def shared(device):
+    "cuda"; torch.cuda.synchronize()
+
+
+def formatted(device):
+    """on cuda {}""".format(device)
+
+
+async def nested():
+    def inner():
+        """On cuda."""
+'''
+
+
+def test_a_definition_that_mentions_cuda_only_in_its_docstrings_is_skipped():
+    """Strings that stand alone on their own lines in a definition's body (its docstring,
+    attribute docstrings) report nothing: a definition whose only candidate lines are there is
+    skipped like one without any. A string that shares its line with code, or is part of an
+    expression, still counts, and so does a nested definition's docstring for the outer one
+    (the walk asks the nested one for itself)."""
+    import ast
+
+    relevance = Relevance(DOCSTRINGS)
+    tree = ast.parse(DOCSTRINGS)
+    asked = {node.name: relevance.may_report(node) for node in tree.body}
+    assert asked == {
+        "documented": False,
+        "used": True,
+        "Options": False,
+        "shared": True,
+        "formatted": True,
+        "nested": True,
+    }
+    inner = tree.body[-1].body[0]
+    assert not relevance.may_report(inner)
+    # the docstring statements themselves are still candidate statements when walked
+    assert relevance.may_report(tree.body[0].body[0])

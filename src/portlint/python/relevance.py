@@ -55,6 +55,8 @@ VENDOR_WORDS = (
 )
 #: Statements that are always walked: they bind names that later lines resolve through.
 ALWAYS = (ast.Import, ast.ImportFrom)
+#: Statements whose body's docstrings do not count as candidate lines (``_has_code_candidate``).
+DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 
 
 #: Import lines: a statement holding one (``if is_torch_available(): import torch``) binds names.
@@ -111,11 +113,29 @@ class Relevance:
         if decorators:
             first = min(first, *(d.lineno for d in decorators))
         last = statement.end_lineno or statement.lineno
-        if self.has_candidate(first, last) or self._uses_flow_name(first, last):
+        if self._has_code_candidate(statement, first, last) or self._uses_flow_name(first, last):
             parse = self.stand_ins.pop(id(statement), None) if self.stand_ins else None
             # a stand-in spans the definition's lines or more: ask again of the definition
             return parse is None or not parse() or self.may_report(statement)
         return isinstance(statement, ast.Assign | ast.AnnAssign) and self.names_vendor(first, first)
+
+    def _has_code_candidate(self, statement: ast.stmt, first: int, last: int) -> bool:
+        """Lines ``first``..``last`` hold a candidate word, and for a definition not only in
+        the strings that stand alone in its body (its docstring, attribute docstrings), on
+        lines of their own: ``device (str): "cuda" or "cpu"`` in a docstring reports nothing,
+        and a definition whose only mention is there is skipped like one with none. (Its
+        nested definitions are asked for themselves when the walk gets to them.)"""
+        if not self.has_candidate(first, last):
+            return False
+        if not isinstance(statement, DEFINITIONS):
+            return True
+        prefix = self.prefix
+        found = prefix[min(last, len(prefix) - 1)] - prefix[first - 1]
+        for child in statement.body:
+            if _stands_alone(child, self.lines):
+                end = child.end_lineno or child.lineno
+                found -= prefix[end] - prefix[child.lineno - 1]
+        return found > 0
 
     def names_vendor(self, first: int, last: int) -> bool:
         """Lines ``first``..``last`` name another vendor (checked on demand: few lines ask)."""
@@ -131,6 +151,24 @@ class Relevance:
         if first == last:
             return self.lines[first - 1] if 0 < first <= len(self.lines) else ""
         return "\n".join(self.lines[first - 1 : last])
+
+
+def _stands_alone(statement: ast.stmt, lines: list[str]) -> bool:
+    """A string statement (``\"\"\"docstring\"\"\"``) that starts its first line and ends
+    its last one (a comment may follow): those lines hold nothing else."""
+    if not (
+        isinstance(statement, ast.Expr)
+        and isinstance(statement.value, ast.Constant)
+        and isinstance(statement.value.value, str)
+        and statement.end_lineno is not None
+        and statement.end_col_offset is not None
+        and statement.end_lineno <= len(lines)
+    ):
+        return False
+    # Columns count UTF-8 bytes.
+    before = lines[statement.lineno - 1].encode()[: statement.col_offset]
+    after = lines[statement.end_lineno - 1].encode()[statement.end_col_offset :].strip()
+    return not before.strip() and (not after or after.startswith(b"#"))
 
 
 #: The last text indexed and its prefix counts: the parse (``slices``) and the walk of one file
