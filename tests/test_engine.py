@@ -42,6 +42,63 @@ def test_worker_processes_find_what_one_process_finds(tmp_path, monkeypatch):
     assert len(paths) > PARALLEL_THRESHOLD and "clean.py" not in paths
 
 
+def _copies_of_python_fixtures(folder, at_least):
+    fixtures = sorted((FIXTURES / "python").glob("*.py"))
+    copies = 0
+    while copies < at_least:
+        for fixture in fixtures:
+            shutil.copy(fixture, folder / f"{copies:03d}_{fixture.name}")
+            copies += 1
+
+
+def test_workers_start_during_the_walk_of_a_large_tree(tmp_path, monkeypatch):
+    pools = []
+
+    def start_pool(workers, languages=()):
+        pools.append((workers, sorted(languages)))
+        return start(workers, languages)
+
+    start = portlint.engine._start_pool
+    monkeypatch.setattr(portlint.engine, "_start_pool", start_pool)
+    monkeypatch.setattr(portlint.engine, "AT_ONCE", 40)
+    _copies_of_python_fixtures(tmp_path, 60)
+
+    runs = {}
+    for jobs in ("1", "2"):
+        status, out, err = run_cli(
+            *("--isolated", "--no-cache", "--output-format", "json", "-j", jobs, "."), cwd=tmp_path
+        )
+        assert status == 1, err
+        runs[jobs] = json.loads(out)
+    # Started once, by the walk (it names the analysers to load), not after it.
+    assert pools == [(2, ["python"])]
+    assert runs["1"] == runs["2"]
+    assert len({finding["path"] for finding in runs["2"]}) > 40
+
+
+def test_a_run_the_cache_answers_for_starts_no_workers(tmp_path, monkeypatch):
+    pools = []
+
+    def start_pool(workers, languages=()):
+        pools.append(workers)
+        return start(workers, languages)
+
+    start = portlint.engine._start_pool
+    monkeypatch.setattr(portlint.engine, "_start_pool", start_pool)
+    monkeypatch.setattr(portlint.engine, "AT_ONCE", 40)
+    tree = tmp_path / "tree"
+    tree.mkdir()
+    _copies_of_python_fixtures(tree, 60)
+    options = ("--isolated", "--cache-dir", str(tmp_path / "cache"), "--output-format", "json")
+
+    first = run_cli(*options, "-j", "2", ".", cwd=tree)
+    assert pools == [2]
+    second = run_cli(*options, "-j", "2", ".", cwd=tree)
+    assert pools == [2]  # every file answered from the cache: no worker started
+    assert first[0] == second[0] == 1
+    assert json.loads(first[1]) == json.loads(second[1])
+
+
 def test_a_worker_that_dies_is_an_error_for_its_files_not_a_traceback(tmp_path, monkeypatch):
     for index in range(PARALLEL_THRESHOLD * 2):
         (tmp_path / f"m{index:02d}.py").write_text("x.cuda()\n", encoding="utf-8")

@@ -128,6 +128,11 @@ class Cache:
         self._by_settings[id(settings)] = (settings, shard)
         return shard
 
+    def is_empty(self, settings: Settings) -> bool:
+        """No file is cached under ``settings`` (a first run, or one after a change of
+        portlint, its rules or these settings)."""
+        return not self.shard(settings).entries
+
     def lookup(
         self, path: str, settings: Settings
     ) -> tuple[tuple[Finding, ...] | None, str | None]:

@@ -24,7 +24,7 @@ from portlint.config import (
     parse_targets,
 )
 from portlint.discover import Walker
-from portlint.engine import lint_paths
+from portlint.engine import EarlyWorkers, lint_paths
 from portlint.fix import FixPolicy
 from portlint.gitdiff import MODES
 from portlint.model import ALL_TARGETS, FileResult, Finding, SourceFile
@@ -252,16 +252,23 @@ def run_check(argv: Sequence[str]) -> int:
         raise UsageError(f"no such file or directory: {', '.join(missing)}")
     catalog = LazyCatalog()  # a clean run's report needs no rule: nothing to parse
     walker = Walker(configurations, respect_gitignore=not args.no_respect_gitignore)
-    candidates = list(walker.walk(paths, force_exclude=args.force_exclude))
+    cache = open_cache(args, settings)
+    early = None
+    if any(path.is_dir() for path in paths) and (cache is None or cache.is_empty(settings)):
+        early = EarlyWorkers(args.jobs)  # a folder that the cache cannot answer for
+    candidates = []
+    for candidate in walker.walk(paths, force_exclude=args.force_exclude):
+        candidates.append(candidate)
+        if early is not None:
+            early.found(candidate)
     for candidate in candidates:
         if candidate.language == "unknown":
             warn(f"{candidate.path}: not a file type portlint checks; skipped")
     fixing = None
     if args.fix or args.diff:
         fixing = FixPolicy(unsafe=args.unsafe_fixes, targets=settings.targets)
-    cache = open_cache(args, settings)
     # In path order, one file at a time: each file's findings are written as it is done.
-    results = lint_paths(candidates, settings, jobs=args.jobs, fixing=fixing, cache=cache)
+    results = lint_paths(candidates, settings, args.jobs, fixing, cache, early)
     if show_progress(args):
         from portlint.progress import with_progress
 

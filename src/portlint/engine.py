@@ -481,6 +481,7 @@ def lint_paths(
     jobs: int | None = None,
     fixing: FixPolicy | None = None,
     cache: Cache | None = None,
+    early: EarlyWorkers | None = None,
 ) -> Iterator[FileResult]:
     """Results for every candidate file, clean files too, in the order of their paths (the
     order every output format lists findings in), so that a caller can write each file's
@@ -490,7 +491,23 @@ def lint_paths(
     The files the cache answers for are not read. The rest are read, prefiltered and linted in
     this process when there are few of them, else by worker processes that take paths in
     batches (a bounded number in flight), so this process only walks, looks up and prints.
+    ``early``: workers started during the walk; they are used or shut down.
     """
+    try:
+        yield from _lint_paths(candidates, settings, jobs, fixing, cache, early)
+    finally:
+        if early is not None:
+            early.close()
+
+
+def _lint_paths(
+    candidates: Iterable[Candidate],
+    settings: Settings,
+    jobs: int | None,
+    fixing: FixPolicy | None,
+    cache: Cache | None,
+    early: EarlyWorkers | None,
+) -> Iterator[FileResult]:
     # Each entry: a result the cache gave (None: it has findings, looked up again when its
     # turn comes, so that a warm run does not hold them all), or a job to run.
     entries: list[tuple[Job, FileResult | None] | Job] = []
@@ -512,7 +529,7 @@ def lint_paths(
         if fixing is not None:
             known = None
         entries.append(Job(path, candidate.language, own, policy, cache is not None, known))
-    done = run_jobs([entry for entry in entries if isinstance(entry, Job)], jobs)
+    done = run_jobs([entry for entry in entries if isinstance(entry, Job)], jobs, early)
     for entry in entries:
         if isinstance(entry, tuple):
             yield _cached(entry[0], entry[1], cache)
@@ -541,7 +558,9 @@ def _cached(job: Job, result: FileResult | None, cache: Cache | None) -> FileRes
     return outcome
 
 
-def run_jobs(pending: list[Job], jobs: int | None) -> Iterator[tuple[Job, Outcome]]:
+def run_jobs(
+    pending: list[Job], jobs: int | None, early: EarlyWorkers | None = None
+) -> Iterator[tuple[Job, Outcome]]:
     """Each job with its outcome, in the order of ``pending``.
 
     Jobs run in this process first; once that has taken ``INLINE_SECONDS`` and enough jobs are
@@ -550,7 +569,7 @@ def run_jobs(pending: list[Job], jobs: int | None) -> Iterator[tuple[Job, Outcom
     """
     workers = jobs if jobs is not None else (os.cpu_count() or 1)
     if workers > 1 and len(pending) >= AT_ONCE:
-        yield from _run_in_workers(pending, workers)
+        yield from _run_in_workers(pending, workers, early)
         return
     started = time.perf_counter()
     index = 0
@@ -562,23 +581,29 @@ def run_jobs(pending: list[Job], jobs: int | None) -> Iterator[tuple[Job, Outcom
         index += 1
         yield job, run_job(job)
     if index < len(pending):
-        yield from _run_in_workers(pending[index:], workers)
+        yield from _run_in_workers(pending[index:], workers, early)
 
 
-def _run_in_workers(pending: list[Job], workers: int) -> Iterator[tuple[Job, Outcome]]:
+def _run_in_workers(
+    pending: list[Job], workers: int, early: EarlyWorkers | None = None
+) -> Iterator[tuple[Job, Outcome]]:
     """Batches go to the workers in order, a bounded number ahead of the one whose outcomes are
     given back next: outcomes come back in the order of ``pending``, and only the batches in
-    flight are held."""
+    flight are held. ``early``: workers started during the walk, used if they were."""
     from collections import deque
     from concurrent.futures.process import BrokenProcessPool
 
     in_flight: deque[tuple[Future[list[Outcome]] | None, list[Job]]] = deque()
     flying = 0  # files in the batches in flight
-    # Loaded once here rather than in every worker: forked workers inherit them.
-    load_catalog()
-    for language in {job.language for job in pending}:
-        importlib.import_module(ANALYSERS[language].module)
-    pool = _start_pool(workers)
+    languages = {job.language for job in pending}
+    if early is not None and early.pool is not None:
+        # An analyser not seen when they started is loaded by each worker as it needs it.
+        pool = early.pool
+        early.pool = None
+    else:
+        # Loaded once here rather than in every worker: forked workers inherit them.
+        _prepare(languages)
+        pool = _start_pool(workers)
     try:
         for batch in _batches(pending, workers):
             try:
@@ -629,10 +654,57 @@ def _died(batch: list[Job]) -> Iterator[tuple[Job, Outcome]]:
         yield job, (FileResult(job.path, (), error=message, internal_error=True), None)
 
 
-def _start_pool(workers: int) -> ProcessPoolExecutor:
+def _start_pool(workers: int, languages: Iterable[str] = ()) -> ProcessPoolExecutor:
+    """The worker processes; ``languages``: analysers each worker loads as it starts (with the
+    rule catalogue), for workers started before this process has loaded them."""
     # Imported here: a run that parses a handful of files never needs them.
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor
 
     context = multiprocessing.get_context("fork" if os.name == "posix" else "spawn")
+    if languages:
+        return ProcessPoolExecutor(
+            max_workers=workers,
+            mp_context=context,
+            initializer=_prepare,
+            initargs=(sorted(languages),),
+        )
     return ProcessPoolExecutor(max_workers=workers, mp_context=context)
+
+
+def _prepare(languages: Iterable[str]) -> None:
+    """Load the rule catalogue and the analysers of ``languages``."""
+    load_catalog()
+    for language in languages:
+        importlib.import_module(ANALYSERS[language].module)
+
+
+class EarlyWorkers:
+    """Worker processes started while the files are still being found, for a run that will
+    need them: they load the catalogue and the analysers on the other CPUs meanwhile, instead
+    of this process doing it between the walk and the first batch (a tenth of a cold run over
+    the transformers tree, ``benchmarks/README.md``).
+
+    The walk calls ``found`` for each file; from ``AT_ONCE`` files on (a run that starts its
+    workers at once, ``run_jobs``), the workers start. ``lint_paths`` takes them over, and
+    ``close`` shuts them down if it did not."""
+
+    def __init__(self, jobs: int | None) -> None:
+        self.workers = jobs if jobs is not None else (os.cpu_count() or 1)
+        self.languages: set[str] = set()
+        self.files = 0
+        self.pool: ProcessPoolExecutor | None = None
+
+    def found(self, candidate: Candidate) -> None:
+        if self.files >= AT_ONCE or self.workers < 2 or candidate.language not in ANALYSERS:
+            return
+        self.languages.add(candidate.language)
+        self.files += 1
+        if self.files == AT_ONCE:
+            self.pool = _start_pool(self.workers, self.languages)
+            self.pool.submit(int)  # the processes start with the first job
+
+    def close(self) -> None:
+        if self.pool is not None:
+            self.pool.shutdown(cancel_futures=True)
+            self.pool = None
