@@ -3,7 +3,13 @@
 import ast
 from pathlib import Path
 
-from portlint.python.tree import LazyParents, child_nodes, parent_map
+from portlint.python.tree import (
+    STATEMENT_HOLDERS,
+    LazyParents,
+    child_nodes,
+    parent_map,
+    statements_walk,
+)
 
 SOURCE = """
 import torch as t
@@ -50,6 +56,17 @@ def test_child_nodes_match_iter_child_nodes_except_ctx_markers():
     for node in ast.walk(ast.parse(SOURCE)):
         expected = [c for c in ast.iter_child_nodes(node) if not isinstance(c, ast.expr_context)]
         assert child_nodes(node) == expected
+
+
+def test_statements_walk_gives_the_statements_of_ast_walk_in_its_order():
+    for text in (SOURCE, Path(ast.__file__).read_text()):
+        tree = ast.parse(text)
+        expected = [node for node in ast.walk(tree) if isinstance(node, STATEMENT_HOLDERS)]
+        assert list(statements_walk(tree)) == [tree, *expected]
+    function = ast.parse(SOURCE).body[-1]
+    inner = [node for node in ast.walk(function) if isinstance(node, STATEMENT_HOLDERS)]
+    assert list(statements_walk(function)) == inner
+    assert len(inner) > 10  # the try, the match and their arms are entered
 
 
 LAZY_SOURCE = """

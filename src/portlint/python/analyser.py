@@ -67,7 +67,7 @@ from portlint.python.names import (
 from portlint.python.newer_syntax import syntax_error_note
 from portlint.python.package_checks import package_scope
 from portlint.python.relevance import CANDIDATE_TEXT, Relevance
-from portlint.python.tree import child_nodes, parent_map, walk
+from portlint.python.tree import child_nodes, parent_map, statements_walk, walk
 from portlint.sink import FindingSink
 from portlint.textindex import LineIndex
 
@@ -402,9 +402,8 @@ class Analyser(ast.NodeVisitor):
         # whole module parsed (a sliced parse leaves the callers out).
         if f"{node.name}()" not in self.ctx.text:
             return False  # no ``name = _f()`` at all
-        calls = len(re.findall(rf"\b{node.name}\(", self.ctx.text)) - 1
-        given = re.findall(rf"(?m)^\s*\w+\s*=\s*{node.name}\(\)", self.ctx.text)
-        if calls < 1 or calls != len(given):
+        calls, given = _calls_and_assigned_calls(node.name, self.ctx.text)
+        if calls - 1 < 1 or calls - 1 != given:  # less the definition
             return False
         if self._private_calls is None:
             self._private_calls = _private_calls(slices.whole(self.stack[0]))
@@ -1335,6 +1334,28 @@ def _only_printed_names(names: set[str], scope: ast.AST, ctx: Context) -> bool:
     return bool(used) and all(node in printed for node in used)
 
 
+#: What precedes a call on its line when the call's value is given to a name: ``name = ``.
+ASSIGNED = re.compile(r"\s*\w+\s*=\s*")
+WORD_CHARACTER = re.compile(r"\w")
+
+
+def _calls_and_assigned_calls(name: str, text: str) -> tuple[int, int]:
+    """How many times ``text`` has ``name(`` (as a word: its definition too), and how many of
+    those are ``local = name()`` lines. Searched from the literal text: an expression that
+    starts with a word boundary or a line start is tried at every character."""
+    calls = given = 0
+    position = text.find(f"{name}(")
+    while position >= 0:
+        if position == 0 or not WORD_CHARACTER.match(text, position - 1):
+            calls += 1
+            after = position + len(name) + 1
+            if text.startswith(")", after):
+                line_start = text.rfind("\n", 0, position) + 1
+                given += ASSIGNED.fullmatch(text, line_start, position) is not None
+        position = text.find(f"{name}(", position + 1)
+    return calls, given
+
+
 def _printed_and_uses(scope: ast.AST) -> tuple[set[int], dict[str, list[int]]]:
     """The ids of the nodes in ``scope`` that a print or log call is given (or that an entry is
     stored into), and name -> the ids of the places that read it."""
@@ -1366,7 +1387,7 @@ def _statement_lists(parent: ast.AST) -> dict[int, tuple[list[ast.AST], int]]:
     """id(statement) -> (the statement list that holds it, its index there), for every statement
     list in ``parent``: one walk for all the statements that ask."""
     places: dict[int, tuple[list[ast.AST], int]] = {}
-    for holder in walk(parent):
+    for holder in statements_walk(parent):
         if isinstance(holder, ast.stmt | ast.Module | ast.ExceptHandler):
             for value in vars(holder).values():
                 if isinstance(value, list):
@@ -1642,6 +1663,13 @@ def _with_generic_twin(branches: list[Branch]) -> set[int]:
                 if not CUDA_TEXT.search(ast.unparse(twin)):
                     generic.setdefault(name, []).append((position, twin, ast.unparse(twin.func)))
     twinned = set()
+    known: dict[int, frozenset[str]] = {}  # a call compared with many: its arguments unparsed once
+
+    def arguments(call: ast.Call) -> frozenset[str]:
+        if id(call) not in known:
+            known[id(call)] = _arguments(call)
+        return known[id(call)]
+
     for position, found in enumerate(calls):
         for name, group in found.items():
             twins = [(t, function) for at, t, function in generic.get(name, ()) if at != position]
@@ -1649,7 +1677,7 @@ def _with_generic_twin(branches: list[Branch]) -> set[int]:
                 continue
             functions = [(call, ast.unparse(call.func)) for call in group]
             if any(
-                function == written and _drops_only_hints(call, twin)
+                function == written and _drops_only_hints(call, twin, arguments)
                 for twin, function in twins
                 for call, written in functions
             ):
@@ -1686,11 +1714,14 @@ def _calls_by_name(branch: Branch) -> dict[str, list[ast.Call]]:
 PLACEMENTS = frozenset({"device", "map_location", "device_type", "output_device"})
 
 
-def _drops_only_hints(call: ast.Call, twin: ast.Call) -> bool:
+def _drops_only_hints(
+    call: ast.Call, twin: ast.Call, arguments: Callable[[ast.Call], frozenset[str]]
+) -> bool:
     """``twin`` is ``call`` less some keyword arguments, none of which places work on a device:
-    ``barrier(device_ids=...)`` -> ``barrier()``, not ``ones(2, device="cuda")`` -> ``ones(2)``."""
-    kept = _arguments(twin)
-    if not kept < _arguments(call):
+    ``barrier(device_ids=...)`` -> ``barrier()``, not ``ones(2, device="cuda")`` -> ``ones(2)``.
+    ``arguments``: a call's arguments as written (``_arguments``)."""
+    kept = arguments(twin)
+    if not kept < arguments(call):
         return False
     dropped_positional = any(ast.unparse(a) not in kept for a in call.args)
     dropped = [k.arg for k in call.keywords if ast.unparse(k) not in kept]

@@ -39,7 +39,7 @@ from portlint.model import Applicability, Edit, Fix, Span
 from portlint.python.guards import CUDA_CHECKS
 from portlint.python.names import import_bindings
 from portlint.python.slices import whole
-from portlint.python.tree import LazyParents
+from portlint.python.tree import LazyParents, statements_walk
 
 #: A test that looks at the torch version or at what torch provides: both arms are left alone,
 #: since each is written for the torch it runs under.
@@ -99,7 +99,9 @@ def _import_statements(statement: ast.stmt) -> list[ast.Import | ast.ImportFrom]
         return [statement]
     if isinstance(statement, ast.Try | ast.If):
         return [
-            node for node in ast.walk(statement) if isinstance(node, ast.Import | ast.ImportFrom)
+            node
+            for node in statements_walk(statement)
+            if isinstance(node, ast.Import | ast.ImportFrom)
         ]
     return []
 

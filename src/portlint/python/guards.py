@@ -109,6 +109,23 @@ class Vendors:
     #: words of hosted notebook services that offer no target's accelerator (``colab``)
     hosted: tuple[str, ...] = ()
 
+    def __post_init__(self) -> None:
+        #: marker -> the targets it is a marker of, for ``marked_targets``
+        self._marked: dict[str, set[str]] = {}
+        for target, names in self.markers.items():
+            for name in names:
+                self._marked.setdefault(name, set()).add(target)
+
+    def marked_targets(self, name: str) -> set[str]:
+        """The targets one of whose markers is ``name`` or a dotted prefix of it
+        (``torch.npu.synchronize`` -> npu)."""
+        found: set[str] = set()
+        end = len(name)
+        while end > 0:
+            found.update(self._marked.get(name[:end], ()))
+            end = name.rfind(".", 0, end)
+        return found
+
     def hosted_only(self, node: ast.AST) -> bool:
         """``in_colab``, ``is_kaggle()``: a name that holds only on a hosted notebook service
         whose accelerators are NVIDIA GPUs and TPUs (rules/device.toml ``hosted_notebooks``)."""
@@ -470,9 +487,7 @@ def handled_targets(expr: ast.AST, resolve: Resolve, vendors: Vendors) -> frozen
                 continue
             if name.startswith(GENERIC_MARKERS):
                 handled.update(markers)
-            for target, names in markers.items():
-                if any(name == m or name.startswith(m + ".") for m in names):
-                    handled.add(target)
+            handled.update(vendors.marked_targets(name))
     return frozenset(handled)
 
 

@@ -62,6 +62,23 @@ def walk(node: ast.AST) -> Iterator[ast.AST]:
             queue.extend(child_nodes(current))
 
 
+#: The nodes that statements sit below: statements, ``except`` handlers and ``case`` arms.
+STATEMENT_HOLDERS = (ast.stmt, ast.excepthandler, ast.match_case)
+
+
+def statements_walk(node: ast.AST) -> Iterator[ast.AST]:
+    """``node`` and the statements, ``except`` handlers and ``case`` arms below it, in the order
+    ``walk`` gives them: no statement is ever below an expression, so expressions are not
+    entered (most of a tree's nodes)."""
+    queue, holders = [node], STATEMENT_HOLDERS
+    for current in queue:  # the list grows while it is read: a queue without popping
+        yield current
+        for name in node_fields(type(current)):
+            value = getattr(current, name, None)
+            if type(value) is list:
+                queue.extend(item for item in value if isinstance(item, holders))
+
+
 def parent_map(tree: ast.AST) -> dict[int, ast.AST]:
     """``id(child) -> parent`` for every node below ``tree``: the map ``ast.walk`` with
     ``ast.iter_child_nodes`` gives, in the same breadth-first order (so the shared operator
