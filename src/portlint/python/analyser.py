@@ -1374,26 +1374,46 @@ def _printed_and_uses(scope: ast.AST) -> tuple[set[int], dict[str, list[int]]]:
 
 def _block_of(node: ast.AST, parent: ast.AST, ctx: Context) -> list[ast.AST]:
     """The statement list that holds ``node``: in ``parent`` or in one of its ``elif`` arms."""
-    place = ctx.scope_fact("statement lists", parent, _statement_lists).get(id(node))
+    place = _place_of(node, parent, ctx)
     return place[0] if place is not None else []
 
 
 def _position_in(node: ast.AST, parent: ast.AST, ctx: Context) -> int:
     """Where ``node`` is in ``_block_of(node, parent, ctx)``."""
-    return ctx.scope_fact("statement lists", parent, _statement_lists)[id(node)][1]
+    place = _place_of(node, parent, ctx)
+    assert place is not None
+    return place[1]
+
+
+def _place_of(node: ast.AST, parent: ast.AST, ctx: Context) -> tuple[list[ast.AST], int] | None:
+    """The statement list below ``parent`` that holds ``node``, and its index there. Most
+    statements that ask are in a list of ``parent`` itself: the lists further down are only
+    gathered (a walk of all of ``parent``) for one that is not."""
+    place = ctx.scope_fact("own statement lists", parent, _own_statement_lists).get(id(node))
+    if place is None:
+        place = ctx.scope_fact("statement lists", parent, _statement_lists).get(id(node))
+    return place
+
+
+def _own_statement_lists(holder: ast.AST) -> dict[int, tuple[list[ast.AST], int]]:
+    """id(statement) -> (the statement list of ``holder`` that holds it, its index there)."""
+    places: dict[int, tuple[list[ast.AST], int]] = {}
+    if isinstance(holder, ast.stmt | ast.Module | ast.ExceptHandler):
+        for value in vars(holder).values():
+            if isinstance(value, list):
+                for index, item in enumerate(value):
+                    if isinstance(item, ast.stmt):
+                        places.setdefault(id(item), (value, index))
+    return places
 
 
 def _statement_lists(parent: ast.AST) -> dict[int, tuple[list[ast.AST], int]]:
-    """id(statement) -> (the statement list that holds it, its index there), for every statement
-    list in ``parent``: one walk for all the statements that ask."""
+    """``_own_statement_lists`` of ``parent`` and of every statement below it: one walk for all
+    the statements that ask. (A statement is in one list only: where it is found, from
+    ``parent`` or from a statement below it, it is the same.)"""
     places: dict[int, tuple[list[ast.AST], int]] = {}
     for holder in statements_walk(parent):
-        if isinstance(holder, ast.stmt | ast.Module | ast.ExceptHandler):
-            for value in vars(holder).values():
-                if isinstance(value, list):
-                    for index, item in enumerate(value):
-                        if isinstance(item, ast.stmt):
-                            places.setdefault(id(item), (value, index))
+        places.update(_own_statement_lists(holder))
     return places
 
 
