@@ -46,10 +46,12 @@ INLINE_SECONDS = 0.15
 #: From this many files on, workers start at once: the run is long enough to repay them, and
 #: the time spent inline would run on one CPU only (about 60 ms of a 1 s run on 2,912 files).
 AT_ONCE = 512
-#: Files per job sent to a worker, at most (small files cost less than sending them one by one).
-#: Batches shrink towards the end of a run, down to one file (``_batches``), so that no worker is
-#: left with a batch of large files while the others have nothing left to do.
-BATCH_SIZE = 16
+#: Files per job sent to a worker, at most (small files cost less than sending them one by one:
+#: on the transformers tree, 48 instead of 16 saves 3% of the CPU time, spent sending batches
+#: and waking the threads that do). Batches shrink towards the end of a run, down to one file
+#: (``_batches``), so that no worker is left with a batch of large files while the others have
+#: nothing left to do.
+BATCH_SIZE = 48
 #: Batches per worker that a run's files are cut into, at least, before batches shrink.
 BATCHES_PER_WORKER = 8
 #: Files sent but not yet answered, per worker: enough to keep workers busy while the oldest
