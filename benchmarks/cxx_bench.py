@@ -73,7 +73,9 @@ def time_in_process(files: list[Path]) -> tuple[float, int, int]:
 def time_engine(files: list[Path]) -> tuple[float, int]:
     settings = Settings()
     start = time.perf_counter()
-    count = sum(len(r.findings) for r in lint_paths((Candidate(p, "cxx") for p in files), settings))
+    count = sum(
+        len(r.findings) for r in lint_paths((Candidate(str(p), "cxx") for p in files), settings)
+    )
     return time.perf_counter() - start, count
 
 

@@ -18,9 +18,10 @@ import sys
 from collections import Counter
 from pathlib import Path
 
-from portlint.catalog import load_catalog, tomllib
+from portlint.catalog import load_catalog
 from portlint.cxx.table import load_table, unchecked_family
 from portlint.model import Status
+from portlint.toml import tomllib
 
 REPO = Path(__file__).resolve().parent.parent
 DECLARED = REPO / "tests" / "data" / "hip_declared_names.txt"

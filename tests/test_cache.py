@@ -292,8 +292,8 @@ def test_each_file_is_cached_under_its_own_settings(project, analysed):
     def run(settings_of_train: Settings) -> dict[str, tuple]:
         cache = Cache(project / "cache", rules_dir())
         candidates = [
-            Candidate(project / "train.py", "python", settings=settings_of_train),
-            Candidate(project / "util.py", "python", settings=strict),
+            Candidate(str(project / "train.py"), "python", settings=settings_of_train),
+            Candidate(str(project / "util.py"), "python", settings=strict),
         ]
         results = lint_paths(candidates, Settings(), jobs=1, cache=cache)
         found = {Path(r.path).name: tuple(f.code for f in r.findings) for r in results}

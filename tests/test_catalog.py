@@ -6,8 +6,8 @@ import sys
 
 import pytest
 
-import portlint.catalog
 from portlint.catalog import Catalog, read_toml, rules_dir
+from portlint.toml import tomllib
 
 TABLE = '[device]\nwords = ["npu", "mlu"]\nlimit = 3\n'
 
@@ -26,7 +26,7 @@ def refuse_to_parse(monkeypatch):
     def parse(handle):
         raise AssertionError("parsed although the compiled form is current")
 
-    monkeypatch.setattr(portlint.catalog.tomllib, "load", parse)
+    monkeypatch.setattr(tomllib, "load", parse)
 
 
 def test_a_parsed_file_is_read_back_from_its_compiled_form(tmp_path, monkeypatch, writes_compiled):
@@ -74,8 +74,8 @@ def test_a_folder_that_cannot_hold_the_compiled_form_is_parsed_each_time(
     (tmp_path / "__pycache__").write_text("a file, not a folder", encoding="utf-8")
     assert read_toml(path)["device"]["limit"] == 3
     parses = []
-    load = portlint.catalog.tomllib.load
-    monkeypatch.setattr(portlint.catalog.tomllib, "load", lambda h: parses.append(1) or load(h))
+    load = tomllib.load
+    monkeypatch.setattr(tomllib, "load", lambda h: parses.append(1) or load(h))
     assert read_toml(path)["device"]["limit"] == 3
     assert parses == [1]
 

@@ -4,6 +4,8 @@ does not lint the snapshots as Dockerfiles)."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from portlint.config import Settings
@@ -30,7 +32,8 @@ def test_fixture_findings(path):
 
 def test_every_file_of_the_repository_is_recognised():
     found = {
-        c.path.relative_to(REPO).as_posix(): c.language for c in Walker(Settings()).walk([REPO])
+        Path(c.path).relative_to(REPO).as_posix(): c.language
+        for c in Walker(Settings()).walk([REPO])
     }
     assert found == {
         ".github/workflows/ci.yml": "yaml",

@@ -10,12 +10,12 @@ from pathlib import Path
 
 import pytest
 
-from portlint.catalog import tomllib
 from portlint.config import Settings
 from portlint.engine import lint_source, read_source
 from portlint.fix import FixPolicy
 from portlint.model import SourceFile
 from portlint.python.transform import fix_python
+from portlint.toml import tomllib
 from portlint.writer import FileChanged, write_source
 from support import FIXTURES, check_against_expected, run_cli
 

@@ -19,9 +19,10 @@ from pathlib import Path
 
 import pytest
 
-from portlint.catalog import load_catalog, tomllib
+from portlint.catalog import load_catalog
 from portlint.cxx.table import UNCHECKED_FAMILIES, load_table, unchecked_family, version_key
 from portlint.model import Status
+from portlint.toml import tomllib
 from support import FIXTURES, ROOT, run_cli
 
 INCLUDE = Path("/usr/include")

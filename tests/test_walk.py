@@ -45,7 +45,7 @@ def make_tree(root: Path) -> None:
 def walked(root: Path, given: str, respect_gitignore: bool = True) -> list[str]:
     walker = Walker(Settings(), respect_gitignore=respect_gitignore)
     found = walker.walk([root / given])
-    return sorted(c.path.relative_to(root).as_posix() for c in found)
+    return sorted(Path(c.path).relative_to(root).as_posix() for c in found)
 
 
 def test_gitignore_files_apply_below_their_folder_up_to_the_repository(tmp_path):

@@ -114,6 +114,14 @@ class Cache:
         self._shards: dict[str, Shard] = {}
         self._by_settings: dict[int, tuple[Settings, Shard]] = {}
         self._neighbours: dict[str, str] = {}
+        self._cwd = os.getcwd()  # portlint never changes it: asked once, not for every file
+
+    def key(self, path: str) -> str:
+        """The absolute path a file is cached under (``os.path.abspath``, without asking for
+        the working directory each time)."""
+        if os.sep == "/":  # string operations: posixpath's own cost as much as the stat
+            return os.path.normpath(path if path.startswith("/") else f"{self._cwd}/{path}")
+        return os.path.abspath(path)
 
     def shard(self, settings: Settings) -> Shard:
         known = self._by_settings.get(id(settings))
@@ -139,7 +147,7 @@ class Cache:
         """The cached findings when the file's time and size match (no read needed), else the
         content hash stored for it (the caller compares it after reading), else nothing."""
         shard = self.shard(settings)
-        key = os.path.abspath(path)
+        key = self.key(path)
         entry = shard.entries.get(key)
         if entry is None:
             return None, None
@@ -160,7 +168,7 @@ class Cache:
         backend (``portlint.python.backends``) depends on them. None for other files."""
         if not path.endswith(".py"):
             return None
-        folder = os.path.dirname(path)
+        folder = path[: path.rfind(os.sep)] or os.sep  # os.path.dirname of an absolute path
         known = self._neighbours.get(folder)
         if known is None:
             try:
@@ -175,7 +183,7 @@ class Cache:
     ) -> tuple[Finding, ...]:
         """The content hash matched: the stored findings, under the file's new time and size."""
         shard = self.shard(settings)
-        key = os.path.abspath(path)
+        key = self.key(path)
         entry = shard.entries[key]
         findings = decode_findings(entry[3], path)
         self.store(path, settings, stamp, entry[3])
@@ -184,7 +192,7 @@ class Cache:
     def store(self, path: str, settings: Settings, stamp: list[Any], findings: Any) -> None:
         """Remember a file's findings; ``stamp`` is [mtime_ns, size, content hash]."""
         shard = self.shard(settings)
-        key = os.path.abspath(path)
+        key = self.key(path)
         encoded = findings if _is_encoded(findings) else encode_findings(findings)
         shard.entries[key] = [*stamp, encoded, self.neighbours(key)]
         shard.touched.add(key)

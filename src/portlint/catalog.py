@@ -19,11 +19,6 @@ from typing import Any
 
 from portlint.model import ALL_TARGETS, Advice, Finding, Fix, Severity, Span, Status
 
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover - exercised on Python 3.10 only
-    import tomli as tomllib
-
 CODE_PATTERN = re.compile(r"^PRT\d{3}$")
 FIX_KINDS = ("none", "safe", "unsafe", "sometimes")
 
@@ -150,6 +145,8 @@ def read_toml(path: Path) -> dict[str, Any]:
                 return document
         except (OSError, EOFError, ValueError, TypeError):
             pass  # none yet, or unreadable: parsed and written again
+    from portlint.toml import tomllib
+
     with path.open("rb") as handle:
         document = tomllib.load(handle)
     if compiled is not None and not sys.dont_write_bytecode:

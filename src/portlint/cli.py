@@ -177,7 +177,7 @@ def check_review_flags(args: argparse.Namespace) -> bool:
 
 
 def run_review(
-    args: argparse.Namespace, findings: list[Finding], linted: list[Path]
+    args: argparse.Namespace, findings: list[Finding], linted: list[str]
 ) -> tuple[list[Finding], int | None]:
     """--update-baseline, --baseline, --diff-base, --add-noqa, in that order: the findings left
     to report, and an exit status when the run ends here."""

@@ -8,7 +8,6 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from portlint.catalog import tomllib
 from portlint.model import ALL_TARGETS, TARGETS
 
 CONFIG_KEYS = (
@@ -121,6 +120,8 @@ def config_in(folder: Path) -> Path | None:
         return None
     if b"portlint" not in raw:
         return None  # most projects: no need to parse
+    from portlint.toml import tomllib
+
     try:
         document = tomllib.loads(raw.decode("utf-8"))
     except (tomllib.TOMLDecodeError, UnicodeDecodeError):
@@ -399,6 +400,8 @@ def _string_list(value: Any, context: str) -> tuple[str, ...]:
 
 
 def _read_toml(path: Path) -> dict[str, Any]:
+    from portlint.toml import tomllib
+
     try:
         with path.open("rb") as handle:
             return tomllib.load(handle)

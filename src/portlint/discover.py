@@ -56,7 +56,9 @@ LANGUAGE_BY_SUFFIX = {suffix: language.analyser for suffix, language in LANGUAGE
 
 @dataclass(frozen=True)
 class Candidate:
-    path: Path
+    #: The path as shown in reports: a string (a Path object for each of a large tree's files
+    #: costs as much as the rest of the walk).
+    path: str
     language: str
     #: Given on the command line by name (not found by walking a folder).
     explicit: bool = False
@@ -176,7 +178,9 @@ class Walker:
             key = str(given.absolute())
             if key not in seen:
                 seen.add(key)
-                yield Candidate(given, language, explicit=True, settings=self.settings_for(key))
+                yield Candidate(
+                    str(given), language, explicit=True, settings=self.settings_for(key)
+                )
 
     def _walk_dir(self, absolute: Path, shown: Path, seen: set[str]) -> Iterator[Candidate]:
         # A folder named on the command line is linted even if a .gitignore above it excludes it;
@@ -191,7 +195,8 @@ class Walker:
     def _walk_tree(self, absolute: Path, shown: Path, seen: set[str]) -> Iterator[Candidate]:
         # Strings, not Path objects, for every file: the walk is most of a cached run's time.
         top = str(absolute)
-        shown_prefix = os.path.join(str(shown), "")
+        # As pathlib shows the path (the paths are strings): "x/y.py" under ".", not "./x/y.py".
+        shown_prefix = "" if str(shown) == "." else os.path.join(str(shown), "")
         outer = self.respect_gitignore and self._explicit_root is None
         ignores = {top: self._ignores_of(absolute.parent) if outer else ()}
         for root, dirs, files in os.walk(top):
@@ -216,7 +221,7 @@ class Walker:
                 if full in seen:
                     continue
                 seen.add(full)
-                yield Candidate(Path(shown_prefix + prefix + name), language, settings=settings)
+                yield Candidate(shown_prefix + prefix + name, language, settings=settings)
 
 
 def _gitignore_spec(lines: list[str] | tuple[str, ...]) -> pathspec.GitIgnoreSpec:

@@ -514,11 +514,11 @@ def _lint_paths(
     # Each entry: a result the cache gave (None: it has findings, looked up again when its
     # turn comes, so that a warm run does not hold them all), or a job to run.
     entries: list[tuple[Job, FileResult | None] | Job] = []
-    ordered = sorted(candidates, key=lambda candidate: str(candidate.path))
+    ordered = sorted(candidates, key=lambda candidate: candidate.path)
     for candidate in ordered:
         if candidate.language not in ANALYSERS:
             continue
-        path = str(candidate.path)
+        path = candidate.path
         own = candidate.settings or settings  # its closest configuration, else the run's
         policy = fixing and replace(fixing, targets=own.targets)
         known = None

@@ -39,10 +39,10 @@ class ReviewOptions:
         return finding_keys(findings, self.lines, lambda path: relative_path(path, self.root))
 
 
-def record(findings: list[Finding], linted: list[Path], options: ReviewOptions) -> Update:
+def record(findings: list[Finding], linted: list[str], options: ReviewOptions) -> Update:
     """``--update-baseline``: write the baseline from this run's findings."""
     assert options.baseline is not None
-    paths = {relative_path(str(path), options.root) for path in linted}
+    paths = {relative_path(path, options.root) for path in linted}
     return update_baseline(options.baseline, options.keyed(findings), paths, options.root)
 
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import functools
 import os
-import subprocess
 from pathlib import Path
 
 
@@ -14,6 +13,8 @@ class GitError(Exception):
 
 def run_git(args: list[str], cwd: Path | None = None) -> str:
     """Run ``git ARGS`` with output that no user configuration can change."""
+    import subprocess  # here: most runs never start git, and the import costs 7 ms
+
     command = ["git", "-c", "core.quotePath=false", *args]
     try:
         done = subprocess.run(command, cwd=cwd, capture_output=True, text=True, check=False)

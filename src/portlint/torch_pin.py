@@ -19,7 +19,7 @@ import re
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
-from portlint.catalog import tomllib
+from portlint.toml import tomllib
 
 LOWER_BOUND = re.compile(r"(>=|==|~=|>|===)\s*v?(\d+)\.(\d+)")
 TORCH_REQUIREMENT = re.compile(

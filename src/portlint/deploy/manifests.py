@@ -10,11 +10,11 @@ import re
 from collections.abc import Iterator
 from typing import Any
 
-from portlint.catalog import tomllib
 from portlint.deploy.report import Reporter
 from portlint.deploy.requirements import check_index_url, check_requirement, split_line
 from portlint.deploy.words import Word
 from portlint.model import Span
+from portlint.toml import tomllib
 
 TOML_ERROR_AT = re.compile(r"\(at line (\d+), column (\d+)\)")
 #: setup.cfg keys whose values are requirement lists.
