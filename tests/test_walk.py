@@ -4,6 +4,7 @@ ignored, with only the .gitignore files inside it."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 from portlint.config import Settings
@@ -70,3 +71,10 @@ def test_a_folder_named_on_the_command_line_is_walked_with_its_own_ignores(tmp_p
 def test_without_gitignore_every_file_is_found(tmp_path):
     make_tree(tmp_path)
     assert len(walked(tmp_path, ".", respect_gitignore=False)) == len(FILES)
+
+
+def test_a_file_names_suffix_is_the_one_splitext_gives():
+    from portlint.discover import _suffix
+
+    names = ["a.py", "a", ".bashrc", "..a.py", "...", ".cu", "a.", "a.b.c", "..", "x..py", "A.CU"]
+    assert [_suffix(name) for name in names] == [os.path.splitext(name)[1] for name in names]

@@ -146,22 +146,34 @@ class Cache:
     ) -> tuple[tuple[Finding, ...] | None, str | None]:
         """The cached findings when the file's time and size match (no read needed), else the
         content hash stored for it (the caller compares it after reading), else nothing."""
+        stored, known = self.stored(path, settings)
+        if stored is None:
+            return None, known
+        try:
+            return decode_findings(stored, path), None
+        except (ValueError, TypeError, KeyError, IndexError):
+            return None, None  # a damaged entry is a miss, and is replaced
+
+    def stored(self, path: str, settings: Settings) -> tuple[list[Any] | None, str | None]:
+        """``lookup`` with the findings as stored, not decoded: enough to tell a clean file
+        (an empty list) from one with findings, which are decoded (and checked) when they are
+        reported."""
         shard = self.shard(settings)
         key = self.key(path)
         entry = shard.entries.get(key)
         if entry is None:
             return None, None
         try:
-            findings = decode_findings(entry[3], path)
             stat = os.stat(key)
-        except (OSError, ValueError, TypeError, KeyError, IndexError):
+            if not isinstance(entry[3], list) or entry[4:] != [self.neighbours(key)]:
+                # damaged, or a module beside it came or went (it may now be a vendor backend)
+                return None, None
+            if [stat.st_mtime_ns, stat.st_size] == entry[:2]:
+                shard.touched.add(key)
+                return entry[3], None
+            return None, str(entry[2])
+        except (OSError, TypeError, IndexError):
             return None, None  # a damaged entry is a miss, and is replaced
-        if entry[4:] != [self.neighbours(key)]:
-            return None, None  # a module beside it came or went: it may now be a vendor backend
-        if [stat.st_mtime_ns, stat.st_size] == entry[:2]:
-            shard.touched.add(key)
-            return findings, None
-        return None, str(entry[2])
 
     def neighbours(self, path: str) -> str | None:
         """For a Python file, the names of the modules beside it, hashed: whether it is a vendor

@@ -202,26 +202,32 @@ class Walker:
         for root, dirs, files in os.walk(top):
             above = ignores.pop(root)
             here = self._ignores_below(root, dirs, files, above) if self.respect_gitignore else ()
-            kept = sorted(
-                d for d in dirs if not self._excluded(os.path.join(root, d), d, True, here)
-            )
+            inside = os.path.join(root, "")  # the folder with a separator: names are appended
+            kept = sorted(d for d in dirs if not self._excluded(inside + d, d, True, here))
             dirs[:] = kept
-            ignores.update((os.path.join(root, d), here) for d in kept)
-            prefix = os.path.join(root, "")[len(top) + 1 :]
+            ignores.update((inside + d, here) for d in kept)
+            prefix = inside[len(top) + 1 :]
             # The files of one folder share their settings, and so their excludes.
-            settings = self.settings_for(os.path.join(root, ""))
+            settings = self.settings_for(inside)
             may_exclude = bool(here) or self._exclude_spec(settings)[0] is not None
             for name in sorted(files):
-                language = LANGUAGE_BY_SUFFIX.get(os.path.splitext(name)[1].lower())
+                language = LANGUAGE_BY_SUFFIX.get(_suffix(name).lower())
                 if language is None or name.lower() == "setup.py":
                     language = language_of(Path(root, name))
-                full = os.path.join(root, name)
+                full = inside + name
                 if language is None or (may_exclude and self._excluded(full, name, False, here)):
                     continue
                 if full in seen:
                     continue
                 seen.add(full)
                 yield Candidate(shown_prefix + prefix + name, language, settings=settings)
+
+
+def _suffix(name: str) -> str:
+    """``os.path.splitext(name)[1]`` of a file name (no separator in it): the last dot and what
+    follows, unless only dots come before it (``.bashrc`` has none)."""
+    dot = name.rfind(".")
+    return name[dot:] if dot > 0 and name[:dot].lstrip(".") else ""
 
 
 def _gitignore_spec(lines: list[str] | tuple[str, ...]) -> pathspec.GitIgnoreSpec:

@@ -523,11 +523,11 @@ def _lint_paths(
         policy = fixing and replace(fixing, targets=own.targets)
         known = None
         if cache is not None:
-            findings, known = cache.lookup(path, own)
+            stored, known = cache.stored(path, own)  # decoded when its turn comes (``_cached``)
             # Fixing needs the analysis of a file with findings; a clean file needs nothing.
-            if findings is not None and (fixing is None or not findings):
+            if stored is not None and (fixing is None or not stored):
                 job = Job(path, candidate.language, own, policy, True)
-                entries.append((job, None if findings else FileResult(path, ())))
+                entries.append((job, None if stored else FileResult(path, ())))
                 continue
         if fixing is not None:
             known = None
