@@ -27,12 +27,6 @@ from portlint.fix import MAX_ROUNDS, FixPolicy, apply_fixes
 from portlint.languages import is_python_path
 from portlint.model import FileResult, Finding, SourceFile, Span
 from portlint.sink import FindingList
-from portlint.suppress import (
-    UNUSED_SUPPRESSION,
-    check_suppressions,
-    may_hold_suppressions,
-    unused_suppressions,
-)
 
 if TYPE_CHECKING:
     from concurrent.futures import Future, ProcessPoolExecutor
@@ -280,6 +274,9 @@ def select_findings(
         if settings.is_enabled(finding.code)
         and not any(finding.code.startswith(code) or code == "ALL" for code in ignored)
     ]
+    # Here, not at the top: a run the cache answers for never reads a suppression.
+    from portlint.suppress import check_suppressions
+
     # Suppressions are matched before the target filter: a comment that silences a finding
     # for a target this run does not ask about is still in use.
     check = check_suppressions(selected, source.text)
@@ -292,6 +289,8 @@ def select_findings(
 def unused_suppression_findings(
     source: SourceFile, used: set[tuple[int, str]], selected: list[Finding], settings: Settings
 ) -> list[Finding]:
+    from portlint.suppress import UNUSED_SUPPRESSION, may_hold_suppressions, unused_suppressions
+
     if not settings.is_enabled(UNUSED_SUPPRESSION) or not may_hold_suppressions(source.text):
         return []
     if any(f.code in INPUT_PROBLEMS for f in selected):
