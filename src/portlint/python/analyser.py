@@ -1344,15 +1344,15 @@ def _calls_and_assigned_calls(name: str, text: str) -> tuple[int, int]:
     those are ``local = name()`` lines. Searched from the literal text: an expression that
     starts with a word boundary or a line start is tried at every character."""
     calls = given = 0
-    position = text.find(f"{name}(")
+    opening = f"{name}("
+    position = text.find(opening)
     while position >= 0:
         if position == 0 or not WORD_CHARACTER.match(text, position - 1):
             calls += 1
-            after = position + len(name) + 1
-            if text.startswith(")", after):
+            if text.startswith(")", position + len(opening)):
                 line_start = text.rfind("\n", 0, position) + 1
                 given += ASSIGNED.fullmatch(text, line_start, position) is not None
-        position = text.find(f"{name}(", position + 1)
+        position = text.find(opening, position + 1)
     return calls, given
 
 
