@@ -137,6 +137,8 @@ class Analyser(ast.NodeVisitor):
         self.nccl_flags: set[str] = set()
         #: private function name -> its calls in the module (``_only_formatted``), made once
         self._private_calls: dict[str, tuple[int, list[tuple[str, ast.AST]]]] | None = None
+        #: ``self.x`` attributes given a value that is not a CUDA test (``_record_attribute_flag``)
+        self.other_attribute_values: set[str] = set()
         backends = ctx.catalog.table("distributed").get("backends", {})
         self.nvidia_backends = frozenset(backends.get("nvidia_only", ("nccl",)))
         #: id of a function (or module) -> its names read from one target's own environment
@@ -536,6 +538,7 @@ class Analyser(ast.NodeVisitor):
         for target in node.targets:  # args.dist_backend = "nccl"; self.device = "cuda"
             if isinstance(target, ast.Attribute):
                 self._record_attribute(target.attr, node.value)
+                self._record_attribute_flag(target, node.value)
 
     def _flag_run(self, node: ast.Assign) -> frozenset[str]:
         """``use_cuda = torch.cuda.is_available()`` among ``use_xpu = is_xpu_available()``,
@@ -661,6 +664,20 @@ class Analyser(ast.NodeVisitor):
                     self.ctx.cuda_flags.add(target.id)
                 elif not isinstance(value, ast.Constant):
                     self._record_vendor_flag(target.id, value)
+
+    def _record_attribute_flag(self, target: ast.Attribute, value: ast.expr) -> None:
+        """``self.cuda_available = device.type == "cuda"``: a later ``if self.cuda_available:``
+        is a CUDA test, as long as every value the file gives the attribute is one."""
+        if not isinstance(target.value, ast.Name):
+            return
+        flag = f"{target.value.id}.{target.attr}"
+        flags = self.ctx.cuda_flags
+        if cuda_polarity(value, self.ctx.qualified_name, flags) == 1:
+            if flag not in self.other_attribute_values:
+                flags.add(flag)
+        else:
+            self.other_attribute_values.add(flag)
+            flags.discard(flag)
 
     def _record_vendor_flag(self, name: str, value: ast.expr) -> None:
         """``use_npu = is_npu_available()``, ``on_xpu = dev.type == "xpu"``: a later
@@ -1224,6 +1241,43 @@ class Analyser(ast.NodeVisitor):
                     for target in child.targets:
                         if isinstance(target, ast.Name):
                             self.vendors.flags[target.id] = frozenset(vendors)
+
+    def drop_cuda_path_helpers(self, tree: ast.Module) -> None:
+        """``def swap_weights_cuda(...)`` called only as ``if self.cuda_available:
+        swap_weights_cuda(...)``: a module-level helper that is private or named for CUDA, and
+        that the module calls only on CUDA paths, runs only on CUDA; the tests before its calls
+        are the sites, not its body. Run once the walk is over, when every call's guard is
+        known."""
+        reports = self.ctx.reports
+        for statement in tree.body:
+            if not isinstance(statement, ast.FunctionDef | ast.AsyncFunctionDef):
+                continue
+            first, last = statement.lineno, statement.end_lineno or statement.lineno
+            inside = {id(r) for r in reports if first <= getattr(r.node, "lineno", 0) <= last}
+            if inside and self._called_only_on_cuda_paths(statement, tree):
+                reports[:] = [r for r in reports if id(r) not in inside]
+
+    def _called_only_on_cuda_paths(
+        self, function: ast.FunctionDef | ast.AsyncFunctionDef, tree: ast.Module
+    ) -> bool:
+        name = function.name
+        if not (name.startswith("_") or set(name.lower().split("_")) & api_checks.CUDA_NAME_WORDS):
+            return False
+        calls = [
+            node
+            for node in walk(tree)
+            if isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Name)
+            and node.func.id == name
+            and not function.lineno <= node.lineno <= (function.end_lineno or 0)
+        ]
+        # every mention of the name in the text is the definition or one of these calls (a
+        # sliced parse leaves code out; a name passed on as a value may be called anywhere)
+        mentions = len(re.findall(rf"(?<![\w.]){re.escape(name)}\b", self.ctx.text))
+        if not calls or mentions != len(calls) + 1:
+            return False
+        guards = self.ctx.guards
+        return all(id(call) in guards and guards[id(call)].cuda_only for call in calls)
 
     def _imported_vendors(self, node: ast.Import | ast.ImportFrom) -> set[str]:
         modules = [a.name for a in node.names] if isinstance(node, ast.Import) else [node.module]
@@ -1958,6 +2012,7 @@ def _analyse_tree(
     for stub in stubs:
         analyser.relevance.stand_ins[id(stub)] = functools.partial(_parse_stub, stub, ctx)
     analyser.visit(tree)
+    analyser.drop_cuda_path_helpers(tree)
     findings = summaries + ctx.findings()
     ctx.fixes = None  # the builder refers back to ctx: without the cycle, the tree is freed now
     return findings, ctx.guards

@@ -10,7 +10,7 @@ from portlint.model import PORTABLE, Advice, Edit, Fix, Severity, Span, Status
 from portlint.python.context import LOG_CALL, Context
 from portlint.python.cuda_tests import in_skip_condition, test_skips
 from portlint.python.fixes import FixBase
-from portlint.python.guards import CUDA_CHECKS, CUDA_DEVICE_TEXT, Guard, availability_before
+from portlint.python.guards import CUDA_CHECKS, CUDA_DEVICE_TEXT, Guard
 from portlint.python.torch_api import torch_cuda_api
 from portlint.python.tree import walk
 
@@ -78,18 +78,25 @@ def _report_switch(node: ast.AST, name: str, ctx: Context, code: str, message: s
 
 
 def _read_for_a_log(node: ast.AST, ctx: Context) -> bool:
-    """``if torch.backends.cudnn.benchmark: logger.warning("benchmark is set to False")``: the
-    switch is read only to decide on a log line; reading it changes nothing anywhere."""
+    """``if torch.backends.cudnn.benchmark: logger.warning("benchmark is set to False")`` or
+    ``logger.info(f"cudnn.benchmark: {torch.backends.cudnn.benchmark}")``: the switch is read
+    only to decide on a log line or to print its value; reading it changes nothing anywhere."""
     child, current = node, ctx.parents.get(id(node))
     while current is not None and not isinstance(current, ast.stmt):
         child, current = current, ctx.parents.get(id(current))
+    if _is_log_line(current):
+        return True
     if not (isinstance(current, ast.If) and current.test is child) or current.orelse:
         return False
-    return all(
+    return all(_is_log_line(statement) for statement in current.body)
+
+
+def _is_log_line(statement: ast.AST | None) -> bool:
+    """``logger.info(...)``, ``print(...)``: a statement that only writes a line."""
+    return (
         isinstance(statement, ast.Expr)
         and isinstance(statement.value, ast.Call)
         and LOG_CALL.search(_call_name(statement.value) or "") is not None
-        for statement in current.body
     )
 
 
@@ -179,7 +186,7 @@ def _report_torch_cuda(node: ast.AST, name: str, ctx: Context) -> None:
         severity=severity,
         fix=fix,
         hidden=hidden,
-        behind=_behind_cuda_test(node, guard, ctx),
+        behind=ctx.behind_cuda_test(node, guard),
     )
 
 
@@ -218,18 +225,6 @@ def _older_than_generic(guard: Guard, since: str | None) -> bool:
     an arm for a torch older than the version the device-generic form needs."""
     below = guard.torch_below
     return guard.old_torch or (below is not None and version_tuple(since or "0") >= below)
-
-
-def _behind_cuda_test(node: ast.AST, guard: Guard | None, ctx: Context) -> ast.expr | None:
-    """``if torch.cuda.is_available(): torch.cuda.synchronize()`` (also after ``if not
-    torch.cuda.is_available(): return``, or in ``ok and torch.cuda.is_available() and
-    torch.cuda.X()``): the CUDA availability test the call sits behind, or None. The call never
-    runs off CUDA, so nothing happens to it on another target: the other targets skip it, and
-    the test says so. Where the test is reported the call is no finding of its own
-    (``Context._behind_tests``)."""
-    if guard is not None and guard.behind is not None:
-        return guard.behind
-    return availability_before(node, ctx.parents, ctx.qualified_name, ctx.cuda_flags)
 
 
 def _reported_private(member: str, ctx: Context) -> bool:
@@ -293,7 +288,34 @@ def _report_profiler_activity(node: ast.AST, ctx: Context) -> None:
     # Elsewhere the trace lacks the device's activity, and the profiled run is unchanged: a
     # merely different value (info), not a skipped acceleration.
     message = "The CUDA profiler activity records nothing without CUDA (the trace lacks the device)"
-    ctx.report(node, "PRT201", message, targets=PROFILER_TARGETS, severity=Severity.INFO)
+    # ``{ProfilerActivity.CPU, ProfilerActivity.CUDA, ProfilerActivity.XPU}``, or ``if xpu:
+    # activities.append(ProfilerActivity.XPU)`` in the same function: xpu has its activity
+    # (the CPU activity is no device's: the CPU target still records no device)
+    scope = ctx.function_scope() or (ctx.walk_stack[1] if len(ctx.walk_stack) > 1 else node)
+    named = ctx.scope_fact("profiler activities", scope, _activity_names)
+    targets = {
+        t: PORTABLE if t != "cpu" and t.upper() in named else advice
+        for t, advice in PROFILER_TARGETS.items()
+    }
+    ctx.report(node, "PRT201", message, targets=targets, severity=Severity.INFO)
+
+
+def _activity_names(scope: ast.AST) -> frozenset[str]:
+    """The members of ``ProfilerActivity`` that ``scope`` names (``XPU``, or ``"XPU"`` in an
+    ``activities=`` list)."""
+    names: set[str] = set()
+    for node in walk(scope):
+        if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Attribute | ast.Name):
+            holder = node.value.attr if isinstance(node.value, ast.Attribute) else node.value.id
+            if holder == "ProfilerActivity":
+                names.add(node.attr)
+        elif (
+            isinstance(node, ast.keyword)
+            and node.arg == "activities"
+            and isinstance(node.value, ast.List | ast.Tuple)
+        ):
+            names.update(str(e.value) for e in node.value.elts if isinstance(e, ast.Constant))
+    return frozenset(names)
 
 
 def check_profiler_activities(node: ast.Call, ctx: Context) -> None:

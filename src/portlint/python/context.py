@@ -12,7 +12,7 @@ from typing import Any, TypeVar
 
 from portlint.catalog import Catalog, Rule
 from portlint.model import PORTABLE, Advice, Applicability, Finding, Fix, Severity, Span, Status
-from portlint.python.guards import NO_GUARD, Guard
+from portlint.python.guards import NO_GUARD, Guard, availability_before
 from portlint.python.names import NameResolver
 from portlint.python.tree import walk
 from portlint.textindex import LineIndex
@@ -34,7 +34,7 @@ class Report:
     #: Not shown, but its severity counts for the arm's test (``_quiet_tests``): a site that
     #: the test stands for.
     hidden: bool = False
-    #: The CUDA availability test the node sits behind (``api_checks._behind_cuda_test``).
+    #: The CUDA availability test the node sits behind (``Context.behind_cuda_test``).
     behind: ast.expr | None = None
 
 
@@ -50,7 +50,8 @@ class Context:
     resolver: NameResolver = field(default_factory=NameResolver)
     #: id(node) -> the guard in force where the node is; recorded while walking.
     guards: dict[int, Guard] = field(default_factory=dict)
-    #: Local names that hold the result of a CUDA check (``use_cuda = torch.cuda.is_available()``).
+    #: Local names (and ``self.x`` attributes) that hold the result of a CUDA check
+    #: (``use_cuda = torch.cuda.is_available()``, ``self.on_cuda = dev.type == "cuda"``).
     cuda_flags: set[str] = field(default_factory=set)
     #: Nodes inside ``try:`` blocks that catch ImportError.
     import_fallbacks: set[int] = field(default_factory=set)
@@ -146,6 +147,17 @@ class Context:
         chosen = targets if targets is not None else rule.targets
         report = Report(node, rule, message, chosen, severity, fix, span, hidden, behind)
         self.reports.append(report)
+
+    def behind_cuda_test(self, node: ast.AST, guard: Guard | None) -> ast.expr | None:
+        """``if torch.cuda.is_available(): torch.cuda.synchronize()`` (also after ``if not
+        torch.cuda.is_available(): return``, or in ``ok and torch.cuda.is_available() and
+        torch.cuda.X()``): the CUDA test the site sits behind (``guard`` is the one in force
+        at it), or None. The site never runs off CUDA, so nothing happens to it on another
+        target: the other targets skip it, and the test says so. Where the test is reported the
+        site is no finding of its own (``_behind_tests``)."""
+        if guard is not None and guard.behind is not None:
+            return guard.behind
+        return availability_before(node, self.parents, self.qualified_name, self.cuda_flags)
 
     def in_log_call(self, node: ast.AST) -> bool:
         """The node is part of what a print or log call is given

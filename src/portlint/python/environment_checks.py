@@ -126,7 +126,8 @@ def _report_variable(node: ast.AST, ctx: Context, within: ast.AST, any_case: boo
             target: PORTABLE if entry.replacement in beside else entry
             for target, entry in advice.items()
         }
-        ctx.report(node, "PRT401", message, targets=advice, severity=severity)
+        behind = ctx.behind_cuda_test(within, ctx.guards.get(id(within)))
+        ctx.report(node, "PRT401", message, targets=advice, severity=severity, behind=behind)
 
 
 def _names_beside(node: ast.AST, ctx: Context) -> frozenset[str]:

@@ -12,6 +12,7 @@ import ast
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from typing import TypeGuard
 
 from portlint.python.backends import vendor_of
 from portlint.python.tree import walk
@@ -24,6 +25,7 @@ CUDA_CHECKS = frozenset(
         "torch.cuda.is_initialized",
         "torch.version.cuda",
         "torch.backends.cudnn.is_available",
+        "torch.cuda.default_generators",  # one per CUDA device: empty without CUDA
     }
 )
 #: Everything a device-generic API covers.
@@ -318,6 +320,12 @@ def cuda_polarity(test: ast.expr, resolve: Resolve, cuda_flags: set[str]) -> int
         return _compare_polarity(test, resolve)
     if isinstance(test, ast.Name) and test.id in cuda_flags:
         return 1
+    if (
+        isinstance(test, ast.Attribute)
+        and isinstance(test.value, ast.Name)
+        and f"{test.value.id}.{test.attr}" in cuda_flags
+    ):
+        return 1  # ``self.cuda_available`` given ``device.type == "cuda"``
     if cuda_prefix(test) is not None:
         return 1  # str(device).startswith("cuda")
     return 1 if _is_cuda_check(test, resolve) else 0
@@ -415,6 +423,8 @@ def admits_cuda(test: ast.expr, resolve: Resolve, cuda_flags: set[str]) -> bool:
 
 
 def _is_cuda_check(expr: ast.expr, resolve: Resolve) -> bool:
+    if _is_len_call(expr):
+        expr = expr.args[0]  # ``len(torch.cuda.default_generators) > 0``
     target = expr.func if isinstance(expr, ast.Call) else expr
     if isinstance(target, ast.Attribute) and target.attr == "is_cuda":
         return True
@@ -424,6 +434,16 @@ def _is_cuda_check(expr: ast.expr, resolve: Resolve) -> bool:
 
 
 CUDA_PREDICATE = re.compile(r"is_(?:torch_)?(?:cuda|nvidia)(?:_available)?")
+
+
+def _is_len_call(expr: ast.expr) -> TypeGuard[ast.Call]:
+    return (
+        isinstance(expr, ast.Call)
+        and isinstance(expr.func, ast.Name)
+        and expr.func.id == "len"
+        and len(expr.args) == 1
+        and not expr.keywords
+    )
 
 
 def _call_name(call: ast.Call) -> str | None:

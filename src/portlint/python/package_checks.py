@@ -124,10 +124,11 @@ def _does_nothing(statement: ast.stmt) -> bool:
 
 def _scope_after_local_import(node: ast.AST, ctx: Context, advice: dict[str, Advice]) -> None:
     """``if dtype == torch.uint8: import bitsandbytes as bnb; ...; weight.cuda()``: what follows
-    a local import of a CUDA-only package in its block runs only where the package does, so the
+    an import of a CUDA-only package in its block runs only where the package does, so the
     targets without a build of it are none of its concern; so does what follows an ``if`` that
     imports it and raises in its ``else``. (A module-level import is left alone: the import
-    itself is the site of the whole file.)"""
+    itself is the site of the whole file, and once it is made optional the rest of the module
+    runs everywhere.)"""
     absent = frozenset(t for t, a in advice.items() if a.status is Status.UNSUPPORTED)
     parent = ctx.parents.get(id(node))
     if isinstance(parent, ast.If) and node in parent.body and _ends_in_raise(parent.orelse):
@@ -226,15 +227,17 @@ def _ends_in_raise(block: list[ast.stmt]) -> bool:
 def _checks_availability(test: ast.expr, names: set[str]) -> bool:
     """The test asks whether ``package`` is there: it names it or an alias of it
     (``is_bnb_available()``, ``_BITSANDBYTES_AVAILABLE``, ``BitsandbytesPrecision``), or calls
-    ``find_spec``. A vendor check (``is_hpu_available()``) does not count."""
+    ``find_spec``. A vendor check (``is_hpu_available()``) does not count, nor does a setting
+    (``config.use_flash_attn``, a ``use_flash_attn`` parameter): the user's choice, which says
+    nothing of whether the package is installed."""
     for node in ast.walk(test):
         if isinstance(node, ast.Constant) and isinstance(node.value, str):
             if node.value.split(".")[0] in names:
                 return True
-        elif isinstance(node, ast.Name | ast.Attribute) and _names_package(
-            node.id if isinstance(node, ast.Name) else node.attr, names
-        ):
-            return True
+        elif isinstance(node, ast.Name | ast.Attribute):
+            name = node.id if isinstance(node, ast.Name) else node.attr
+            if not name.lower().startswith("use_") and _names_package(name, names):
+                return True
     return False
 
 
