@@ -1244,40 +1244,78 @@ class Analyser(ast.NodeVisitor):
 
     def drop_cuda_path_helpers(self, tree: ast.Module) -> None:
         """``def swap_weights_cuda(...)`` called only as ``if self.cuda_available:
-        swap_weights_cuda(...)``: a module-level helper that is private or named for CUDA, and
-        that the module calls only on CUDA paths, runs only on CUDA; the tests before its calls
-        are the sites, not its body. Run once the walk is over, when every call's guard is
-        known."""
+        swap_weights_cuda(...)``: a module-level function, or a method of a module-level class
+        called as ``self.name(...)``, that is private or named for CUDA and that the module
+        calls only on CUDA paths, runs only on CUDA; the tests before its calls are the sites,
+        not its body. Run once the walk is over, when every call's guard is known."""
         reports = self.ctx.reports
+        if not reports:
+            return
+        helpers = [(s, None) for s in tree.body]
         for statement in tree.body:
-            if not isinstance(statement, ast.FunctionDef | ast.AsyncFunctionDef):
+            if isinstance(statement, ast.ClassDef):
+                helpers += [(s, statement) for s in statement.body]
+        for helper, owner in helpers:
+            if not isinstance(helper, ast.FunctionDef | ast.AsyncFunctionDef):
                 continue
-            first, last = statement.lineno, statement.end_lineno or statement.lineno
+            first, last = helper.lineno, helper.end_lineno or helper.lineno
             inside = {id(r) for r in reports if first <= getattr(r.node, "lineno", 0) <= last}
-            if inside and self._called_only_on_cuda_paths(statement, tree):
+            if inside and self._called_only_on_cuda_paths(helper, owner or tree):
                 reports[:] = [r for r in reports if id(r) not in inside]
 
     def _called_only_on_cuda_paths(
-        self, function: ast.FunctionDef | ast.AsyncFunctionDef, tree: ast.Module
+        self, function: ast.FunctionDef | ast.AsyncFunctionDef, holder: ast.AST
     ) -> bool:
+        """Every mention of the function's name in the file is its definition or a call on a
+        CUDA path: ``name(...)`` for a module's function, ``self.name(...)`` (or ``cls.``) in
+        its class for a method. A sliced parse leaves code out, and a name passed on as a value
+        may be called anywhere: the text has the last word."""
         name = function.name
         if not (name.startswith("_") or set(name.lower().split("_")) & api_checks.CUDA_NAME_WORDS):
             return False
+        method = isinstance(holder, ast.ClassDef)
+        end = function.end_lineno or function.lineno
         calls = [
             node
-            for node in walk(tree)
+            for node in walk(holder)
             if isinstance(node, ast.Call)
-            and isinstance(node.func, ast.Name)
-            and node.func.id == name
-            and not function.lineno <= node.lineno <= (function.end_lineno or 0)
+            and _calls_helper(node.func, name, method)
+            and not function.lineno <= node.lineno <= end
         ]
-        # every mention of the name in the text is the definition or one of these calls (a
-        # sliced parse leaves code out; a name passed on as a value may be called anywhere)
-        mentions = len(re.findall(rf"(?<![\w.]){re.escape(name)}\b", self.ctx.text))
-        if not calls or mentions != len(calls) + 1:
+        mention = rf"\b{re.escape(name)}\b" if method else rf"(?<![\w.]){re.escape(name)}\b"
+        if not calls or len(re.findall(mention, self.ctx.text)) != len(calls) + 1:
             return False
-        guards = self.ctx.guards
-        return all(id(call) in guards and guards[id(call)].cuda_only for call in calls)
+        parents = parent_map(holder)
+        return all(self._on_cuda_path(call, parents) for call in calls)
+
+    def _on_cuda_path(self, node: ast.AST, parents: dict[int, ast.AST]) -> bool:
+        """The node runs only on CUDA: an enclosing ``if`` (or conditional expression, or
+        ``and``) tests for CUDA, or the walk found a statement above it on a CUDA path. The
+        walk skips statements with no candidate word (``self._sync()``), so their own
+        ``if`` is judged here."""
+        guards, resolve, flags = self.ctx.guards, self.ctx.qualified_name, self.ctx.cuda_flags
+        child, current = node, parents.get(id(node))
+        while current is not None:
+            guard = guards.get(id(child))
+            if guard is not None and guard.cuda_only:
+                return True
+            if isinstance(current, ast.If | ast.IfExp) and child is not current.test:
+                polarity = cuda_polarity(current.test, resolve, flags)
+                in_body = (
+                    child in current.body
+                    if isinstance(current, ast.If)
+                    else (child is current.body)
+                )
+                if polarity == (1 if in_body else -1):
+                    return True
+            if isinstance(current, ast.BoolOp) and isinstance(current.op, ast.And):
+                earlier = current.values[: current.values.index(child)]
+                if any(cuda_polarity(value, resolve, flags) == 1 for value in earlier):
+                    return True
+            if isinstance(current, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+                return False
+            child, current = current, parents.get(id(current))
+        return False
 
     def _imported_vendors(self, node: ast.Import | ast.ImportFrom) -> set[str]:
         modules = [a.name for a in node.names] if isinstance(node, ast.Import) else [node.module]
@@ -1285,6 +1323,18 @@ class Analyser(ast.NodeVisitor):
         return {t for t in found if t is not None}
 
     visit_TryStar = visit_Try
+
+
+def _calls_helper(func: ast.expr, name: str, method: bool) -> bool:
+    """``name(...)``, or for a method ``self.name(...)`` / ``cls.name(...)``."""
+    if not method:
+        return isinstance(func, ast.Name) and func.id == name
+    return (
+        isinstance(func, ast.Attribute)
+        and func.attr == name
+        and isinstance(func.value, ast.Name)
+        and func.value.id in ("self", "cls")
+    )
 
 
 def _get_calls(module: ast.Module) -> tuple[set[str], list[tuple[tuple, ast.expr]]]:
