@@ -13,9 +13,9 @@ from portlint.deploy.facts import (
     compiled,
     deploy_table,
     device_advice,
-    env_advice,
     image_match,
     tool_advice,
+    variable_advice,
 )
 from portlint.deploy.report import Reporter
 from portlint.deploy.requirements import check_pip_arguments
@@ -76,7 +76,7 @@ def check_assignment_word(rep: Reporter, word: Word) -> None:
 
 def check_variable(rep: Reporter, name: Word) -> None:
     """PRT921 when ``name`` is a CUDA-only environment variable being set."""
-    advice = env_advice(rep.catalog).get(name.text)
+    advice = variable_advice(name.text, rep.catalog)
     if advice is not None:
         rep.add("PRT921", name.span, f"`{name.text}` is read only by NVIDIA's stack", advice)
 

@@ -51,6 +51,27 @@ def env_advice(catalog: Catalog) -> dict[str, Targets]:
 
 
 @functools.cache
+def _family_advice(catalog: Catalog) -> tuple[tuple[frozenset[str], str | None, Targets], ...]:
+    """rules/environment.toml's [env_family.*]: (names, prefix, advice)."""
+    rows = catalog.table("environment").get("env_family", {})
+    return tuple(
+        (frozenset(row.get("names", ())), row.get("prefix"), _env_row(row)) for row in rows.values()
+    )
+
+
+def variable_advice(name: str, catalog: Catalog) -> Targets | None:
+    """The advice for a CUDA-only variable: its own row (``env_advice``), else its family's
+    (``NCCL_ALGO``, ``TORCH_NCCL_DUMP_ON_TIMEOUT``); None for any other name."""
+    advice = env_advice(catalog).get(name)
+    if advice is not None:
+        return advice
+    for names, prefix, family in _family_advice(catalog):
+        if name in names or (prefix and name.startswith(prefix) and len(name) > len(prefix)):
+            return family
+    return None
+
+
+@functools.cache
 def tool_advice(catalog: Catalog) -> dict[str, Targets]:
     rows = catalog.table("environment").get("tool", {})
     return {name: advice_row(row, PORTABLE, Status.RENAME) for name, row in rows.items()}

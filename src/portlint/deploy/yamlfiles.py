@@ -21,8 +21,8 @@ from portlint.deploy.commands import (
 from portlint.deploy.facts import (
     deploy_table,
     device_advice,
-    env_advice,
     resource_advice,
+    variable_advice,
 )
 from portlint.deploy.report import Reporter
 from portlint.deploy.requirements import check_conda_spec, check_pip_arguments, split_line
@@ -134,7 +134,7 @@ class YamlWalk:
     def check_pair(self, key: Any, value: Any, path: tuple[str, ...]) -> None:
         name = str(key.value)
         rep = self.rep
-        if path and path[-1] in ENV_PARENTS and name in env_advice(rep.catalog):
+        if path and path[-1] in ENV_PARENTS and variable_advice(name, rep.catalog):
             self.report_variable(scalar_word(key))
         if self.is_resource(name):
             message = f"`{name}` is advertised by NVIDIA's device plugin only"
@@ -194,19 +194,23 @@ class YamlWalk:
             )
         elif self.is_label(text):
             self.rep.add("PRT912", scalar_word(node).span, f"`{text}` is set only on NVIDIA nodes")
-        elif key == "name" and path[-3:-2] == (ENV_LIST,) and text in env_advice(self.rep.catalog):
+        elif (
+            key == "name" and path[-3:-2] == (ENV_LIST,) and variable_advice(text, self.rep.catalog)
+        ):
             self.report_variable(scalar_word(node))
 
     def check_env_item(self, node: Any) -> None:
         """A ``NAME=value`` item of a compose ``environment:`` list."""
         word = scalar_word(node)
         name = word.text.split("=", 1)[0]
-        if name in env_advice(self.rep.catalog):
+        if variable_advice(name, self.rep.catalog):
             self.report_variable(Word(name, word.part(0, len(name))))
 
     def report_variable(self, name: Word) -> None:
         message = f"`{name.text}` is read only by NVIDIA's stack"
-        self.rep.add("PRT921", name.span, message, env_advice(self.rep.catalog)[name.text])
+        self.rep.add(
+            "PRT921", name.span, message, variable_advice(name.text, self.rep.catalog) or {}
+        )
 
     def check_device_requests(self, node: Any) -> None:
         """compose ``deploy.resources.reservations.devices`` and CDI ``devices:`` entries."""

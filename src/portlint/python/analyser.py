@@ -1251,7 +1251,7 @@ class Analyser(ast.NodeVisitor):
         reports = self.ctx.reports
         if not reports:
             return
-        helpers = [(s, None) for s in tree.body]
+        helpers: list[tuple[ast.stmt, ast.ClassDef | None]] = [(s, None) for s in tree.body]
         for statement in tree.body:
             if isinstance(statement, ast.ClassDef):
                 helpers += [(s, statement) for s in statement.body]

@@ -60,6 +60,36 @@ def env_severity(catalog: Catalog) -> dict[str, Severity]:
 
 
 @functools.cache
+def variable_families(
+    catalog: Catalog,
+) -> tuple[tuple[frozenset[str], str | None, dict[str, Advice], Severity | None], ...]:
+    """``[env_family.*]`` of rules/environment.toml: (names, prefix, per-target advice,
+    severity) of variables that share one row."""
+    rows = catalog.table("environment").get("env_family", {})
+    return tuple(
+        (
+            frozenset(row.get("names", ())),
+            row.get("prefix"),
+            _advice_from_row(row, rocm_portable=row.get("rocm_portable", False)),
+            Severity(row["severity"]) if "severity" in row else None,
+        )
+        for row in rows.values()
+    )
+
+
+def variable_row(name: str, catalog: Catalog) -> tuple[dict[str, Advice], Severity | None] | None:
+    """The advice and severity for a CUDA-only variable: its own ``[env.*]`` row, else its
+    family's (``NCCL_ALGO``, ``TORCH_NCCL_DUMP_ON_TIMEOUT``); None for any other name."""
+    advice = env_advice(catalog).get(name)
+    if advice is not None:
+        return advice, env_severity(catalog).get(name)
+    for names, prefix, advice, severity in variable_families(catalog):
+        if name in names or (prefix and name.startswith(prefix) and len(name) > len(prefix)):
+            return advice, severity
+    return None
+
+
+@functools.cache
 def vendor_variables(catalog: Catalog) -> dict[str, str]:
     """Another target's own variable -> that target (``HIP_VISIBLE_DEVICES`` -> rocm): the
     counterparts of ``[env.*]`` and the ``[vendor_variables]`` of rules/environment.toml."""
@@ -116,11 +146,11 @@ def _report_variable(node: ast.AST, ctx: Context, within: ast.AST, any_case: boo
     if not (isinstance(node, ast.Constant) and isinstance(node.value, str)):
         return
     name = node.value.upper() if any_case and node.value.startswith("nccl_") else node.value
-    advice = env_advice(ctx.catalog).get(name)
+    row = variable_row(name, ctx.catalog)
     # a value read only to be printed or logged configures nothing
-    if advice is not None and not ctx.in_log_call(within):
+    if row is not None and not ctx.in_log_call(within):
+        advice, severity = row
         message = f"`{name}` is honoured only by NVIDIA's stack"
-        severity = env_severity(ctx.catalog).get(name)
         beside = _names_beside(within, ctx)
         advice = {
             target: PORTABLE if entry.replacement in beside else entry
