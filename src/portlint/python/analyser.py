@@ -470,9 +470,14 @@ class Analyser(ast.NodeVisitor):
         self.visit_many(node.decorator_list)
 
     def _is_predicate(self, name: str) -> bool:
-        """``is_cuda_available``, ``is_rocm_available``: a function that names a vendor."""
+        """``is_cuda_available``, ``is_rocm_available``, ``has_rocm_capability``: a function
+        that names a vendor. A CUDA capability helper (``has_cuda_capability(9, 0)``) is not:
+        its body is where the CUDA-only question is asked, and its callers do not show it."""
         match = PREDICATE.fullmatch(name)
-        return match is not None and match.group(1).lower() in self.vendors.words
+        if match is None or match.group(1).lower() not in self.vendors.words:
+            return False
+        vendor = self.vendors.words[match.group(1).lower()]
+        return not (vendor == "cuda" and name.lower().endswith("_capability"))
 
     def _record_defaults(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
         """``def f(device="cuda")``: the default flows to the parameter's uses, unless the body
@@ -1866,6 +1871,9 @@ FAILURES = frozenset(
 
 
 def _handles_failures(handler: ast.ExceptHandler) -> bool:
+    """The handler catches the failure and carries on (it does not end by raising)."""
+    if _reraises(handler):
+        return False
     if handler.type is None:
         return True
     names = handler.type.elts if isinstance(handler.type, ast.Tuple) else [handler.type]
@@ -1988,10 +1996,18 @@ def _only_logs(branch: Branch) -> bool:
 
 
 def _catches_import_error(handler: ast.ExceptHandler) -> bool:
+    """The handler catches a failed import and carries on: one that ends by raising (``except
+    ImportError as e: raise MissingDependencyError(...) from e``) is no fallback."""
+    if _reraises(handler):
+        return False
     if handler.type is None:
         return True
     names = handler.type.elts if isinstance(handler.type, ast.Tuple) else [handler.type]
     return any(isinstance(n, ast.Name) and n.id in IMPORT_ERRORS for n in names)
+
+
+def _reraises(handler: ast.ExceptHandler) -> bool:
+    return bool(handler.body) and isinstance(handler.body[-1], ast.Raise)
 
 
 def analyse_python(

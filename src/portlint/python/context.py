@@ -159,6 +159,26 @@ class Context:
             return guard.behind
         return availability_before(node, self.parents, self.qualified_name, self.cuda_flags)
 
+    def _names_cuda(self, test: ast.expr | None) -> bool:
+        """The test is one portlint reports: it reads ``torch.cuda``, compares with ``"cuda"``,
+        or reads a name or ``self`` attribute that holds a CUDA check."""
+        for node in walk(test) if test is not None else ():
+            if isinstance(node, ast.Constant) and node.value == "cuda":
+                return True
+            if isinstance(node, ast.Name) and node.id in self.cuda_flags:
+                return True
+            if (
+                isinstance(node, ast.Attribute)
+                and isinstance(node.value, ast.Name)
+                and f"{node.value.id}.{node.attr}" in self.cuda_flags
+            ):
+                return True
+            if isinstance(node, ast.Attribute | ast.Name):
+                name = self.qualified_name(node)
+                if name is not None and name.startswith("torch.cuda"):
+                    return True
+        return False
+
     def in_log_call(self, node: ast.AST) -> bool:
         """The node is part of what a print or log call is given
         (``logger.info("was {}".format(os.environ["NCCL_SOCKET_IFNAME"]))``)."""
@@ -304,6 +324,12 @@ class Context:
             # a CUDA test lets it through, and an NVIDIA-only package is what it lacks there
             statement = self.guards.get(id(self.parents.get(id(report.node))), NO_GUARD)
             covered = statement.covered - {"rocm"}
+            if statement.cuda_only and self._names_cuda(statement.behind):
+                # ``if torch.cuda.is_available(): import pynvml``: only CUDA builds get here,
+                # and of the targets only ROCm, which lacks the package; the test is the site
+                # for the others (a project's own ``is_cuda_available()`` is no finding, so
+                # there the import stays the site for every target)
+                covered = covered | (frozenset(targets) - {"rocm"})
         for target in targets:
             if target in covered or (guard.only is not None and target not in guard.only):
                 targets[target] = PORTABLE

@@ -228,17 +228,44 @@ def _checks_availability(test: ast.expr, names: set[str]) -> bool:
     """The test asks whether ``package`` is there: it names it or an alias of it
     (``is_bnb_available()``, ``_BITSANDBYTES_AVAILABLE``, ``BitsandbytesPrecision``), or calls
     ``find_spec``. A vendor check (``is_hpu_available()``) does not count, nor does a setting
-    (``config.use_flash_attn``, a ``use_flash_attn`` parameter): the user's choice, which says
-    nothing of whether the package is installed."""
+    (``config.use_flash_attn``, a ``te_checkpoint_wrapper`` parameter): the user's choice,
+    which says nothing of whether the package is installed."""
     for node in ast.walk(test):
         if isinstance(node, ast.Constant) and isinstance(node.value, str):
             if node.value.split(".")[0] in names:
                 return True
         elif isinstance(node, ast.Name | ast.Attribute):
             name = node.id if isinstance(node, ast.Name) else node.attr
-            if not name.lower().startswith("use_") and _names_package(name, names):
+            if not _is_setting(name, names) and _names_package(name, names):
                 return True
     return False
+
+
+#: Words of a flag that says whether something is installed (``_BITSANDBYTES_AVAILABLE``,
+#: ``has_apex``, ``te_installed``), or a decorator that skips without it (``@require_bnb``).
+AVAILABILITY_WORDS = frozenset(
+    {
+        "available",
+        "availability",
+        "installed",
+        "imported",
+        "has",
+        "is",
+        "exists",
+        "found",
+        "require",
+    }
+)
+
+
+def _is_setting(name: str, names: set[str]) -> bool:
+    """``use_flash_attn``, ``te_checkpoint_wrapper``, ``config.te_shard_fp8_weight``: a
+    lower-case name that is not the module itself (``if apex:``) and says nothing of being
+    installed is a setting the user chooses. A class name (``BitsandbytesPrecision``) or a
+    flag (``_BNB_AVAILABLE``, ``is_bnb_available``) is not."""
+    if name != name.lower() or name.lower() in names:
+        return False
+    return name.startswith("use_") or not set(WORD.findall(name)) & AVAILABILITY_WORDS
 
 
 #: ``is_bnb_available`` -> is, bnb, available; ``BitsandbytesPrecision`` (lower-cased) -> one word
