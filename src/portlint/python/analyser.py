@@ -16,6 +16,7 @@ import functools
 import os
 import re
 from collections.abc import Callable
+from typing import TypeGuard
 
 from portlint.catalog import Catalog
 from portlint.config import Settings, version_tuple
@@ -667,6 +668,9 @@ class Analyser(ast.NodeVisitor):
                     self.nccl_flags.add(target.id)
                 if cuda_polarity(value, self.ctx.qualified_name, self.ctx.cuda_flags) == 1:
                     self.ctx.cuda_flags.add(target.id)
+                    if resolver.current is not resolver.module:
+                        # a local flag: its check is near the tests on it, and stands for them
+                        self.ctx.flag_values[target.id] = value
                 elif not isinstance(value, ast.Constant):
                     self._record_vendor_flag(target.id, value)
 
@@ -1317,10 +1321,26 @@ class Analyser(ast.NodeVisitor):
                 earlier = current.values[: current.values.index(child)]
                 if any(cuda_polarity(value, resolve, flags) == 1 for value in earlier):
                     return True
+            if isinstance(child, ast.stmt) and any(
+                self._leaves_unless_cuda(s) for s in _statements_before(child, current)
+            ):
+                return True  # after ``if dev.type != "cuda": return``
             if isinstance(current, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
                 return False
             child, current = current, parents.get(id(current))
         return False
+
+    def _leaves_unless_cuda(self, statement: ast.AST) -> bool:
+        """``if not torch.cuda.is_available(): return``, ``if dev.type != "cuda": return``:
+        only CUDA goes on (not ``if dev not in ("cuda", "xpu"): return``, which xpu passes)."""
+        if not _is_early_return(statement):
+            return False
+        resolve = self.ctx.qualified_name
+        if cuda_polarity(statement.test, resolve, self.ctx.cuda_flags) != -1:
+            return False
+        kept = _negated(statement.test)
+        reach = None if kept is None else only_targets(kept, resolve, self.vendors)
+        return not (reach and reach - {"rocm"})
 
     def _imported_vendors(self, node: ast.Import | ast.ImportFrom) -> set[str]:
         modules = [a.name for a in node.names] if isinstance(node, ast.Import) else [node.module]
@@ -1554,7 +1574,16 @@ def _leaves(body: list[ast.AST]) -> bool:
     return bool(body) and isinstance(body[-1], TERMINATORS)
 
 
-def _is_early_return(statement: ast.AST) -> bool:
+def _statements_before(statement: ast.stmt, holder: ast.AST) -> list[ast.stmt]:
+    """The statements before ``statement`` in the block of ``holder`` that holds it."""
+    for field in ("body", "orelse", "finalbody"):
+        block = getattr(holder, field, None)
+        if isinstance(block, list) and statement in block:
+            return block[: block.index(statement)]
+    return []
+
+
+def _is_early_return(statement: ast.AST) -> TypeGuard[ast.If]:
     return isinstance(statement, ast.If) and not statement.orelse and _leaves(statement.body)
 
 

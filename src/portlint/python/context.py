@@ -6,7 +6,7 @@ import ast
 import bisect
 import itertools
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any, TypeVar
 
@@ -53,6 +53,11 @@ class Context:
     #: Local names (and ``self.x`` attributes) that hold the result of a CUDA check
     #: (``use_cuda = torch.cuda.is_available()``, ``self.on_cuda = dev.type == "cuda"``).
     cuda_flags: set[str] = field(default_factory=set)
+    #: A function's local CUDA flag -> the check it was given (``is_cuda =
+    #: torch.cuda.is_available()``): a call behind ``if is_cuda:`` is behind that check
+    #: (``_behind_tests``). A module-level flag or a ``self`` attribute is read far from its
+    #: check, so the calls behind it stay sites.
+    flag_values: dict[str, ast.expr] = field(default_factory=dict)
     #: Nodes inside ``try:`` blocks that catch ImportError.
     import_fallbacks: set[int] = field(default_factory=set)
     reports: list[Report] = field(default_factory=list)
@@ -159,6 +164,14 @@ class Context:
             return guard.behind
         return availability_before(node, self.parents, self.qualified_name, self.cuda_flags)
 
+    def _test_nodes(self, test: ast.expr) -> Iterator[ast.AST]:
+        """The nodes of a test, and those of the check each CUDA flag in it was given."""
+        for node in walk(test):
+            yield node
+            value = self.flag_values.get(_flag_name(node))
+            if value is not None and value is not test:
+                yield from walk(value)
+
     def _names_cuda(self, test: ast.expr | None) -> bool:
         """The test is one portlint reports: it reads ``torch.cuda``, compares with ``"cuda"``,
         or reads a name or ``self`` attribute that holds a CUDA check."""
@@ -244,8 +257,12 @@ class Context:
         at: dict[int, list[int]] = {}  # id(node) -> the keys of the findings reported there
         for key, (report, _) in finished.items():
             at.setdefault(id(report.node), []).append(key)
+        # A test's finding -> whether every branch on it has only info findings: a check kept
+        # in a flag (``use_cuda = torch.cuda.is_available()``) is tested by every ``if
+        # use_cuda:``, and is quiet only if all of them are.
+        verdicts: dict[int, bool] = {}
         for test, body in self.cuda_branches:
-            test_keys = [key for node in walk(test) for key in at.get(id(node), ())]
+            test_keys = [key for node in self._test_nodes(test) for key in at.get(id(node), ())]
             inside = [
                 finished[key][1]
                 for part in body
@@ -255,14 +272,14 @@ class Context:
             # A literal that restates the test is no finding of the body: a branch that only
             # stores it (``self.accelerator = "cuda"``) keeps its test's severity, since the
             # other targets skip that setting.
-            if not inside or any(f.severity is not Severity.INFO for f in inside):
-                continue
+            quiet = bool(inside) and all(f.severity is Severity.INFO for f in inside)
             for key in test_keys:
-                report, finding = finished[key]
-                if finding.severity is not Severity.INFO:
-                    message = finding.message.split(" (" + GUARDED_NOTE[:16])[0]
-                    quiet = replace(finding, severity=Severity.INFO, message=message)
-                    finished[key] = (report, quiet)
+                verdicts[key] = verdicts.get(key, True) and quiet
+        for key, quiet in verdicts.items():
+            report, finding = finished[key]
+            if quiet and finding.severity is not Severity.INFO:
+                message = finding.message.split(" (" + GUARDED_NOTE[:16])[0]
+                finished[key] = (report, replace(finding, severity=Severity.INFO, message=message))
 
     def _behind_tests(self, finished: dict[int, tuple[Report, Finding]]) -> None:
         """A call behind a reported CUDA availability test is no finding: the test is the site
@@ -285,7 +302,7 @@ class Context:
             report, finding = finished[key]
             test, site = report.behind, None
             while test is not None and site is None:
-                site = next((sites[id(n)] for n in walk(test) if id(n) in sites), None)
+                site = next((sites[id(n)] for n in self._test_nodes(test) if id(n) in sites), None)
                 test = self.guards.get(id(test), NO_GUARD).behind
             tested = finished[site][1].severity if site is not None else None
             if tested is None or (tested is Severity.INFO and finding.severity is not tested):
@@ -362,6 +379,15 @@ class Context:
         span = report.span or self.span(report.node)
         symbol = self.index.text(span.line, span.column, span.end_line, span.end_column)
         return report.rule.finding(self.path, span, message, symbol, targets, severity, report.fix)
+
+
+def _flag_name(node: ast.AST) -> str:
+    """``is_cuda`` or ``self.on_cuda`` as a CUDA flag is named (``Context.cuda_flags``)."""
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):
+        return f"{node.value.id}.{node.attr}"
+    return ""
 
 
 def _restates(node: ast.AST, parents: Mapping[int, ast.AST], tested: frozenset[str]) -> bool:
