@@ -311,13 +311,30 @@ def is_device_expression(node: ast.expr) -> bool:
     return False
 
 
+def _in_device_name(node: ast.Compare) -> bool:
+    """``"cuda" in accelerator.current_device_name()``: the literal is looked for in what a
+    function named for the device returns (its name, ``"cuda:0"``): a device-type test. (An
+    equality with such a call is left alone: projects compare ``get_accelerator().device_name()``
+    on purpose, in their own vendor layers.)"""
+    if len(node.ops) != 1 or not isinstance(node.ops[0], ast.In | ast.NotIn):
+        return False
+    left, right = node.left, node.comparators[0]
+    if not (isinstance(left, ast.Constant) and left.value == "cuda"):
+        return False
+    if not (isinstance(right, ast.Call) and not right.args and not right.keywords):
+        return False
+    func = right.func
+    name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+    return any(word in name for word in DEVICE_WORDS)
+
+
 #: Names that hold a device or an accelerator name (``self._accelerator_flag``).
 DEVICE_WORDS = ("device", "accelerator")
 
 
 def check_device_type_comparison(node: ast.Compare, ctx: Context) -> None:
     operands = [node.left, *node.comparators]
-    if not any(is_device_expression(operand) for operand in operands):
+    if not any(is_device_expression(operand) for operand in operands) and not _in_device_name(node):
         return
     rule = ctx.catalog.rules["PRT104"]
     for operand in operands:
