@@ -719,6 +719,22 @@ class Analyser(ast.NodeVisitor):
 
     # -- vendor branches ---------------------------------------------------------------------------
 
+    def visit_BoolOp(self, node: ast.BoolOp) -> None:
+        """``torch.cuda.device_count() > 1 or torch.xpu.device_count() > 1``: in an ``or``,
+        the operands that ask for another target cover it for the CUDA one (also outside an
+        ``if``: a skip condition, a returned flag)."""
+        if not isinstance(node.op, ast.Or):
+            self.generic_visit(node)
+            return
+        resolve = self.ctx.qualified_name
+        handled = [handled_targets(value, resolve, self.vendors) for value in node.values]
+        outer = self.guard
+        for position, value in enumerate(node.values):
+            others = frozenset().union(*(h for i, h in enumerate(handled) if i != position))
+            self.guard = outer.inside(False, others)
+            self.visit(value)
+        self.guard = outer
+
     def visit_If(self, node: ast.If) -> None:
         self._visit_branches(if_chain(node), statement=True)
 

@@ -169,6 +169,12 @@ def _report_torch_cuda(node: ast.AST, name: str, ctx: Context) -> None:
         # ``if dev.type == "cuda": name = torch.cuda.get_device_name()`` for a printout, or
         # ``if torch.cuda.is_available(): torch.cuda.reset_peak_memory_stats()``
         severity = Severity.INFO
+    if entry.generic and _beside_generic(node, entry.generic, ctx):
+        return  # ``stream: torch.cuda.Stream | torch.Stream | None``: the generic type is named
+    if severity is Severity.WARNING and ctx.in_log_call(node):
+        # ``print(f"CUDA available: {torch.cuda.is_available()}")``: an answer that does not
+        # raise elsewhere, only printed: a merely different line (a call that raises stays)
+        severity = Severity.INFO
     targets = entry.targets
     if _divides(parent, ctx):
         # ``proc_id % torch.cuda.device_count()``: 0 devices elsewhere, the division raises
@@ -225,6 +231,20 @@ def _older_than_generic(guard: Guard, since: str | None) -> bool:
     an arm for a torch older than the version the device-generic form needs."""
     below = guard.torch_below
     return guard.old_torch or (below is not None and version_tuple(since or "0") >= below)
+
+
+def _beside_generic(node: ast.AST, generic: str, ctx: Context) -> bool:
+    """``torch.cuda.Stream | torch.Stream``: the node is a member of a type union that also
+    names its device-generic form, so every device's object is already allowed."""
+    members: list[ast.AST] = []
+    current = ctx.parents.get(id(node))
+    while isinstance(current, ast.BinOp) and isinstance(current.op, ast.BitOr):
+        members += [current.left, current.right]
+        current = ctx.parents.get(id(current))
+    return any(
+        isinstance(m, ast.Attribute | ast.Name) and ctx.qualified_name(m) == generic
+        for m in members
+    )
 
 
 def _reported_private(member: str, ctx: Context) -> bool:

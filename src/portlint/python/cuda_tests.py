@@ -180,10 +180,18 @@ class TestSkips:
 
     def ends_in_skip(self, body: list[ast.stmt], in_test: bool = False) -> bool:
         """The block ends by skipping the running test; in a test function (``in_test``), a
-        bare ``return`` skips it too, silently."""
+        bare ``return`` skips it too, silently; in a decorator, returning the test wrapped in a
+        skip (``return unittest.skip(...)(test_case)``) does."""
         last = body[-1] if body else None
         if in_test and isinstance(last, ast.Return) and last.value is None:
             return True
+        if (
+            isinstance(last, ast.Return)
+            and isinstance(last.value, ast.Call)
+            and isinstance(last.value.func, ast.Call)
+        ):
+            # ``return unittest.skip("needs CUDA")(test_case)`` in a ``require_*`` decorator
+            return _name(last.value.func.func) in self.skip_now
         if isinstance(last, ast.Raise) and last.exc is not None:
             called = last.exc.func if isinstance(last.exc, ast.Call) else last.exc
         elif isinstance(last, ast.Expr) and isinstance(last.value, ast.Call):
