@@ -292,3 +292,40 @@ def test_ci_paths_are_relative_to_the_repository_root(tmp_path):
     assert json.loads(out)["location"]["path"] == "pkg/sub/train.py"
     _, out, _ = run_cli("--output-format", "concise", "train.py", cwd=sub)
     assert out.startswith("train.py:1:6: PRT102")
+
+
+INDENTED_VALUES = [
+    {},
+    [],
+    {"a": [], "b": {}, "c": [[], {}]},
+    {"path": "src/é.py", "line": 3, "fix": None, "ok": True, "no": False, "n": -12},
+    {"text": 'quote " back \\ newline \n tab \t nul \x00 line sep \u2028 emoji \U0001f600'},
+    {"nested": [{"x": [1, [2, [3, {"y": "z"}]]]}, ("tuple", 1)]},
+    {"float": 1.5, "big": 10**30, "nan": float("nan")},
+    {1: "int key", "s": "str key"},
+    "a bare string",
+    None,
+]
+
+
+@pytest.mark.parametrize("value", INDENTED_VALUES, ids=range(len(INDENTED_VALUES)))
+@pytest.mark.parametrize("ensure_ascii", [False, True])
+@pytest.mark.parametrize("margin", ["", "  "])
+def test_indented_json_writes_the_bytes_of_json_dumps(value, ensure_ascii, margin):
+    from portlint.output.report import indented_json
+
+    expected = json.dumps(value, indent=2, ensure_ascii=ensure_ascii).replace("\n", "\n" + margin)
+    assert indented_json(value, margin, ensure_ascii) == expected
+
+
+def test_indented_json_on_every_finding_of_the_fixtures():
+    from portlint.output.json_format import finding_to_json
+    from portlint.output.report import indented_json
+
+    findings = [f for path in sorted((FIXTURES / "python").glob("*.py")) for f in lint_file(path)]
+    assert len(findings) > 100
+    for finding in findings:
+        document = finding_to_json(finding)
+        for ensure_ascii in (False, True):
+            expected = json.dumps(document, indent=2, ensure_ascii=ensure_ascii)
+            assert indented_json(document, "", ensure_ascii) == expected
