@@ -305,3 +305,45 @@ def test_each_file_is_cached_under_its_own_settings(project, analysed):
     assert run(strict) == {"train.py": (CUDA_METHOD,), "util.py": ()}
     assert run(quiet) == {"train.py": (), "util.py": ()}
     assert analysed == ["train.py", "train.py"]
+
+
+@pytest.mark.skipif(os.sep != "/", reason="the string form of the key is the POSIX one")
+@pytest.mark.parametrize(
+    "path",
+    [
+        "a/b.py",
+        "./a/b.py",
+        "a/./b.py",
+        "a/../b.py",
+        "a//b.py",
+        ".hidden/b.py",
+        "a/..b/c.py",
+        "/abs/x.py",
+        "/abs/../x.py",
+        "a/",
+        "..",
+        "../up.py",
+        "dir/.x./y.py",
+    ],
+)
+@pytest.mark.parametrize("cwd", ["/", "/work/project"])
+def test_cache_key_is_the_normalised_absolute_path(tmp_path, path, cwd):
+    cache = Cache(tmp_path / "cache", rules_dir())
+    cache._cwd = cwd
+    expected = os.path.normpath(path if path.startswith("/") else f"{cwd}/{path}")
+    assert cache.key(path) == expected
+
+
+def test_neighbours_from_the_walk_match_a_listing(tmp_path):
+    folder = tmp_path / "pkg"
+    folder.mkdir()
+    for name in ("cuda.py", "npu.py", "notes.txt", "cpu.py"):
+        (folder / name).write_text("")
+    listed = Cache(tmp_path / "one", rules_dir())
+    walked = Cache(tmp_path / "two", rules_dir())
+    walked.know_listings({str(folder): sorted(os.listdir(folder), reverse=True)})
+    path = str(folder / "cuda.py")
+    assert walked.neighbours(path) == listed.neighbours(path)
+    other = Cache(tmp_path / "three", rules_dir())
+    other.know_listings({str(folder): ["cuda.py", "npu.py"]})  # cpu.py left out of the walk
+    assert other.neighbours(path) != listed.neighbours(path)

@@ -114,13 +114,17 @@ class Cache:
         self._shards: dict[str, Shard] = {}
         self._by_settings: dict[int, tuple[Settings, Shard]] = {}
         self._neighbours: dict[str, str] = {}
+        self._listings: dict[str, list[str]] = {}
         self._cwd = os.getcwd()  # portlint never changes it: asked once, not for every file
 
     def key(self, path: str) -> str:
         """The absolute path a file is cached under (``os.path.abspath``, without asking for
         the working directory each time)."""
         if os.sep == "/":  # string operations: posixpath's own cost as much as the stat
-            return os.path.normpath(path if path.startswith("/") else f"{self._cwd}/{path}")
+            full = path if path.startswith("/") else f"{self._cwd}/{path}"
+            if "/." in full or "//" in full or full.endswith("/"):
+                return os.path.normpath(full)  # only then is there anything to normalise
+            return full
         return os.path.abspath(path)
 
     def shard(self, settings: Settings) -> Shard:
@@ -175,6 +179,11 @@ class Cache:
         except (OSError, TypeError, IndexError):
             return None, None  # a damaged entry is a miss, and is replaced
 
+    def know_listings(self, listings: dict[str, list[str]]) -> None:
+        """The files of the folders a walk went through (absolute folder -> names), so that
+        ``neighbours`` need not list them again."""
+        self._listings = listings
+
     def neighbours(self, path: str) -> str | None:
         """For a Python file, the names of the modules beside it, hashed: whether it is a vendor
         backend (``portlint.python.backends``) depends on them. None for other files."""
@@ -183,10 +192,12 @@ class Cache:
         folder = path[: path.rfind(os.sep)] or os.sep  # os.path.dirname of an absolute path
         known = self._neighbours.get(folder)
         if known is None:
+            listed = self._listings.get(folder)
             try:
-                names = sorted(name for name in os.listdir(folder) if name.endswith(".py"))
+                files = os.listdir(folder) if listed is None else listed
             except OSError:
-                names = []
+                files = []
+            names = sorted(name for name in files if name.endswith(".py"))
             known = self._neighbours[folder] = content_hash(b"\0".join(map(os.fsencode, names)))
         return known
 

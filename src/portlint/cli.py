@@ -261,6 +261,8 @@ def run_check(argv: Sequence[str]) -> int:
         candidates.append(candidate)
         if early is not None:
             early.found(candidate)
+    if cache is not None:
+        cache.know_listings(walker.listings)
     for candidate in candidates:
         if candidate.language == "unknown":
             warn(f"{candidate.path}: not a file type portlint checks; skipped")

@@ -85,6 +85,9 @@ class Walker:
         self._ignore_cache: dict[Path, pathspec.GitIgnoreSpec | None] = {}
         self._exclude_cache: dict[int, tuple[pathspec.GitIgnoreSpec | None, str]] = {}
         self._settings_by_folder: dict[str, Settings] = {}
+        #: Absolute folder -> the names of the files in it, as the walk listed them (the cache
+        #: hashes a Python file's neighbours from them instead of listing the folder again).
+        self.listings: dict[str, list[str]] = {}
 
     def settings_for(self, path: Path | str) -> Settings:
         """The settings of the file at ``path`` (absolute), found once per folder."""
@@ -200,6 +203,7 @@ class Walker:
         outer = self.respect_gitignore and self._explicit_root is None
         ignores = {top: self._ignores_of(absolute.parent) if outer else ()}
         for root, dirs, files in os.walk(top):
+            self.listings[root] = files
             above = ignores.pop(root)
             here = self._ignores_below(root, dirs, files, above) if self.respect_gitignore else ()
             inside = os.path.join(root, "")  # the folder with a separator: names are appended
