@@ -723,8 +723,9 @@ class Analyser(ast.NodeVisitor):
         """``torch.cuda.device_count() > 1 or torch.xpu.device_count() > 1``: in an ``or``,
         the operands that ask for another target cover it for the CUDA one (also outside an
         ``if``: a skip condition, a returned flag)."""
-        if not isinstance(node.op, ast.Or):
-            self.generic_visit(node)
+        last = node.end_lineno or node.lineno
+        if not isinstance(node.op, ast.Or) or not self.relevance.names_vendor(node.lineno, last):
+            self.generic_visit(node)  # no other target named: nothing to cover
             return
         resolve = self.ctx.qualified_name
         handled = [handled_targets(value, resolve, self.vendors) for value in node.values]
@@ -1274,44 +1275,48 @@ class Analyser(ast.NodeVisitor):
         calls only on CUDA paths, runs only on CUDA; the tests before its calls are the sites,
         not its body. Run once the walk is over, when every call's guard is known."""
         reports = self.ctx.reports
-        if not reports:
-            return
+        if not reports or not self.ctx.cuda_branches:
+            return  # no CUDA test in the file: no call is on a CUDA path
         helpers: list[tuple[ast.stmt, ast.ClassDef | None]] = [(s, None) for s in tree.body]
         for statement in tree.body:
             if isinstance(statement, ast.ClassDef):
                 helpers += [(s, statement) for s in statement.body]
+        calls: dict[int, dict[str, list[ast.Call]]] = {}  # id(holder) -> name -> its calls
+        parents: dict[int, dict[int, ast.AST]] = {}  # id(statement) -> its parent map
         for helper, owner in helpers:
             if not isinstance(helper, ast.FunctionDef | ast.AsyncFunctionDef):
                 continue
+            name = helper.name
+            if not (
+                name.startswith("_") or set(name.lower().split("_")) & api_checks.CUDA_NAME_WORDS
+            ):
+                continue
             first, last = helper.lineno, helper.end_lineno or helper.lineno
             inside = {id(r) for r in reports if first <= getattr(r.node, "lineno", 0) <= last}
-            if inside and self._called_only_on_cuda_paths(helper, owner or tree):
+            if not inside:
+                continue
+            holder: ast.AST = owner or tree
+            if not self._only_called(name, None, method=owner is not None):
+                continue  # the name is passed on, or not called at all
+            if id(holder) not in calls:
+                calls[id(holder)] = _helper_calls(holder, method=owner is not None)
+            found = [
+                call for call in calls[id(holder)].get(name, ()) if not first <= call.lineno <= last
+            ]
+            if not found or not self._only_called(name, len(found), method=owner is not None):
+                continue
+            if all(self._on_cuda_path(call, _parents_of(call, holder, parents)) for call in found):
                 reports[:] = [r for r in reports if id(r) not in inside]
 
-    def _called_only_on_cuda_paths(
-        self, function: ast.FunctionDef | ast.AsyncFunctionDef, holder: ast.AST
-    ) -> bool:
-        """Every mention of the function's name in the file is its definition or a call on a
-        CUDA path: ``name(...)`` for a module's function, ``self.name(...)`` (or ``cls.``) in
-        its class for a method. A sliced parse leaves code out, and a name passed on as a value
-        may be called anywhere: the text has the last word."""
-        name = function.name
-        if not (name.startswith("_") or set(name.lower().split("_")) & api_checks.CUDA_NAME_WORDS):
-            return False
-        method = isinstance(holder, ast.ClassDef)
-        end = function.end_lineno or function.lineno
-        calls = [
-            node
-            for node in walk(holder)
-            if isinstance(node, ast.Call)
-            and _calls_helper(node.func, name, method)
-            and not function.lineno <= node.lineno <= end
-        ]
-        mention = rf"\b{re.escape(name)}\b" if method else rf"(?<![\w.]){re.escape(name)}\b"
-        if not calls or len(re.findall(mention, self.ctx.text)) != len(calls) + 1:
-            return False
-        parents = parent_map(holder)
-        return all(self._on_cuda_path(call, parents) for call in calls)
+    def _only_called(self, name: str, calls: int | None, method: bool) -> bool:
+        """Every mention of the name in the file is its definition or one of the ``calls``
+        found: a sliced parse leaves code out, and a name passed on as a value may be called
+        anywhere, so the text has the last word (for a method, any ``.name`` counts). With
+        ``calls`` None, from the text alone: every mention but one is followed by ``(``."""
+        mentions, called = _mentions(name, self.ctx.text, method)
+        if calls is None:
+            return mentions > 1 and called == mentions  # the definition says ``name(`` too
+        return mentions == calls + 1
 
     def _on_cuda_path(self, node: ast.AST, parents: dict[int, ast.AST]) -> bool:
         """The node runs only on CUDA: an enclosing ``if`` (or conditional expression, or
@@ -1366,16 +1371,59 @@ class Analyser(ast.NodeVisitor):
     visit_TryStar = visit_Try
 
 
-def _calls_helper(func: ast.expr, name: str, method: bool) -> bool:
-    """``name(...)``, or for a method ``self.name(...)`` / ``cls.name(...)``."""
-    if not method:
-        return isinstance(func, ast.Name) and func.id == name
-    return (
-        isinstance(func, ast.Attribute)
-        and func.attr == name
-        and isinstance(func.value, ast.Name)
-        and func.value.id in ("self", "cls")
-    )
+def _parents_of(
+    node: ast.AST, holder: ast.AST, known: dict[int, dict[int, ast.AST]]
+) -> dict[int, ast.AST]:
+    """The parent map of the statement of ``holder``'s body that holds ``node`` (made once per
+    statement, not for the whole module)."""
+    line = getattr(node, "lineno", 0)
+    for statement in getattr(holder, "body", ()):
+        if statement.lineno <= line <= (statement.end_lineno or statement.lineno):
+            if id(statement) not in known:
+                known[id(statement)] = parent_map(statement)
+            return known[id(statement)]
+    return {}
+
+
+def _mentions(name: str, text: str, method: bool) -> tuple[int, int]:
+    """How many times ``text`` names ``name`` as a whole word (for a function of the module,
+    not as an attribute ``.name``), and how many of those are followed by ``(``. Found with
+    ``str.find``: an expression that starts with a word boundary is tried at every character."""
+    mentions = called = 0
+    size = len(name)
+    position = text.find(name)
+    while position >= 0:
+        before = text[position - 1] if position else " "
+        after = position + size
+        if (
+            not (before.isalnum() or before == "_")
+            and (method or before != ".")
+            and not (after < len(text) and (text[after].isalnum() or text[after] == "_"))
+        ):
+            mentions += 1
+            called += text[after : after + 64].lstrip().startswith("(")
+        position = text.find(name, position + 1)
+    return mentions, called
+
+
+def _helper_calls(holder: ast.AST, method: bool) -> dict[str, list[ast.Call]]:
+    """The calls in ``holder`` by the name called: ``name(...)``, or for the methods of a
+    class ``self.name(...)`` / ``cls.name(...)``."""
+    found: dict[str, list[ast.Call]] = {}
+    for node in walk(holder):
+        if not isinstance(node, ast.Call):
+            continue
+        func = node.func
+        if not method and isinstance(func, ast.Name):
+            found.setdefault(func.id, []).append(node)
+        elif (
+            method
+            and isinstance(func, ast.Attribute)
+            and isinstance(func.value, ast.Name)
+            and func.value.id in ("self", "cls")
+        ):
+            found.setdefault(func.attr, []).append(node)
+    return found
 
 
 def _get_calls(module: ast.Module) -> tuple[set[str], list[tuple[tuple, ast.expr]]]:
