@@ -1,5 +1,5 @@
 import sys
 
-from portlint.cli import main
+from portlint.quick import main
 
 sys.exit(main())
