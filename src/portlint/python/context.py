@@ -341,6 +341,9 @@ class Context:
             # a CUDA test lets it through, and an NVIDIA-only package is what it lacks there
             statement = self.guards.get(id(self.parents.get(id(report.node))), NO_GUARD)
             covered = statement.covered - {"rocm"}
+            if statement.only is not None:
+                # ``if device_type == "xpu": import bitsandbytes``: only that target gets here
+                covered = covered | (frozenset(targets) - statement.only)
             if statement.cuda_only and self._names_cuda(statement.behind):
                 # ``if torch.cuda.is_available(): import pynvml``: only CUDA builds get here,
                 # and of the targets only ROCm, which lacks the package; the test is the site

@@ -305,9 +305,9 @@ def is_device_expression(node: ast.expr) -> bool:
     if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "str":
         return bool(node.args) and is_device_expression(node.args[0])
     if isinstance(node, ast.Attribute):
-        return node.attr == "type" or any(word in node.attr for word in DEVICE_WORDS)
+        return node.attr == "type" or any(word in node.attr.lower() for word in DEVICE_WORDS)
     if isinstance(node, ast.Name):
-        return any(word in node.id for word in DEVICE_WORDS)
+        return any(word in node.id.lower() for word in DEVICE_WORDS)  # ``DEVICE_TYPE`` too
     return False
 
 

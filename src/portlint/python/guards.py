@@ -563,13 +563,12 @@ def only_targets(test: ast.expr, resolve: Resolve, vendors: Vendors) -> frozense
                     return frozenset({"rocm"})  # selected for CUDA, which ROCm builds are
                 if vendor in vendors.markers:
                     return frozenset({vendor})
-            if (
-                isinstance(operand, ast.Constant)
-                and isinstance(operand.value, str)
-                and operand.value in vendors.markers
-                and operand.value != "cpu"
-            ):
-                return frozenset({operand.value})  # ``if device_name == "npu":``
+            if isinstance(operand, ast.Constant) and isinstance(operand.value, str):
+                # ``if device_name == "npu":``, ``if DEVICE_TYPE == "hip":`` (a vendor word,
+                # as the other comparisons read them)
+                vendor = vendors.words.get(operand.value.lower())
+                if vendor in vendors.markers and vendor != "cpu":
+                    return frozenset({vendor})
         return None
     if isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], ast.In):
         return _listed_targets(test.comparators[0], vendors)  # ``dev in ("cuda", "xpu")``
