@@ -51,6 +51,7 @@ from portlint.python.guards import (
     asks_availability,
     cuda_polarity,
     cuda_prefix,
+    flag_name,
     handled_targets,
     if_chain,
     ifexp_chain,
@@ -211,7 +212,7 @@ class Analyser(ast.NodeVisitor):
                 behind = node.test if asks else None
                 # ``if dev not in ("cuda", "xpu"): return``: xpu goes on too, so what follows
                 # is no CUDA-only path (xpu does not skip it, it runs it)
-                cuda_path = polarity == -1 and not (reach and reach - {"rocm"})
+                cuda_path = polarity == -1 and _only_cuda_goes_on(reach)
                 self.guard = self.guard.inside(cuda_path, covered, reach, behind=behind)
         self.guard = outer
 
@@ -677,9 +678,9 @@ class Analyser(ast.NodeVisitor):
     def _record_attribute_flag(self, target: ast.Attribute, value: ast.expr) -> None:
         """``self.cuda_available = device.type == "cuda"``: a later ``if self.cuda_available:``
         is a CUDA test, as long as every value the file gives the attribute is one."""
-        if not isinstance(target.value, ast.Name):
+        flag = flag_name(target)
+        if not flag:
             return
-        flag = f"{target.value.id}.{target.attr}"
         flags = self.ctx.cuda_flags
         if cuda_polarity(value, self.ctx.qualified_name, flags) == 1:
             if flag not in self.other_attribute_values:
@@ -1360,8 +1361,9 @@ class Analyser(ast.NodeVisitor):
         if cuda_polarity(statement.test, resolve, self.ctx.cuda_flags) != -1:
             return False
         kept = _negated(statement.test)
-        reach = None if kept is None else only_targets(kept, resolve, self.vendors)
-        return not (reach and reach - {"rocm"})
+        return _only_cuda_goes_on(
+            None if kept is None else only_targets(kept, resolve, self.vendors)
+        )
 
     def _imported_vendors(self, node: ast.Import | ast.ImportFrom) -> set[str]:
         modules = [a.name for a in node.names] if isinstance(node, ast.Import) else [node.module]
@@ -1369,6 +1371,13 @@ class Analyser(ast.NodeVisitor):
         return {t for t in found if t is not None}
 
     visit_TryStar = visit_Try
+
+
+def _only_cuda_goes_on(reach: frozenset[str] | None) -> bool:
+    """After the early return of a negated CUDA test whose kept test admits ``reach``: only
+    CUDA goes on, unless another target passes too (``if dev not in ("cuda", "xpu"): return``:
+    xpu runs what follows, it does not skip it)."""
+    return not (reach and reach - {"rocm"})
 
 
 def _parents_of(

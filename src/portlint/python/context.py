@@ -12,7 +12,7 @@ from typing import Any, TypeVar
 
 from portlint.catalog import Catalog, Rule
 from portlint.model import PORTABLE, Advice, Applicability, Finding, Fix, Severity, Span, Status
-from portlint.python.guards import NO_GUARD, Guard, availability_before
+from portlint.python.guards import NO_GUARD, Guard, availability_before, flag_name
 from portlint.python.names import NameResolver
 from portlint.python.tree import walk
 from portlint.textindex import LineIndex
@@ -168,7 +168,7 @@ class Context:
         """The nodes of a test, and those of the check each CUDA flag in it was given."""
         for node in walk(test):
             yield node
-            value = self.flag_values.get(_flag_name(node))
+            value = self.flag_values.get(flag_name(node))
             if value is not None and value is not test:
                 yield from walk(value)
 
@@ -178,13 +178,7 @@ class Context:
         for node in walk(test) if test is not None else ():
             if isinstance(node, ast.Constant) and node.value == "cuda":
                 return True
-            if isinstance(node, ast.Name) and node.id in self.cuda_flags:
-                return True
-            if (
-                isinstance(node, ast.Attribute)
-                and isinstance(node.value, ast.Name)
-                and f"{node.value.id}.{node.attr}" in self.cuda_flags
-            ):
+            if isinstance(node, ast.Name | ast.Attribute) and flag_name(node) in self.cuda_flags:
                 return True
             if isinstance(node, ast.Attribute | ast.Name):
                 name = self.qualified_name(node)
@@ -382,15 +376,6 @@ class Context:
         span = report.span or self.span(report.node)
         symbol = self.index.text(span.line, span.column, span.end_line, span.end_column)
         return report.rule.finding(self.path, span, message, symbol, targets, severity, report.fix)
-
-
-def _flag_name(node: ast.AST) -> str:
-    """``is_cuda`` or ``self.on_cuda`` as a CUDA flag is named (``Context.cuda_flags``)."""
-    if isinstance(node, ast.Name):
-        return node.id
-    if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):
-        return f"{node.value.id}.{node.attr}"
-    return ""
 
 
 def _restates(node: ast.AST, parents: Mapping[int, ast.AST], tested: frozenset[str]) -> bool:

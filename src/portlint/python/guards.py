@@ -321,17 +321,21 @@ def cuda_polarity(test: ast.expr, resolve: Resolve, cuda_flags: set[str]) -> int
         return 1 if 1 in polarities and isinstance(test.op, ast.And) else 0
     if isinstance(test, ast.Compare) and len(test.ops) == 1:
         return _compare_polarity(test, resolve)
-    if isinstance(test, ast.Name) and test.id in cuda_flags:
-        return 1
-    if (
-        isinstance(test, ast.Attribute)
-        and isinstance(test.value, ast.Name)
-        and f"{test.value.id}.{test.attr}" in cuda_flags
-    ):
-        return 1  # ``self.cuda_available`` given ``device.type == "cuda"``
+    if isinstance(test, ast.Name | ast.Attribute) and flag_name(test) in cuda_flags:
+        return 1  # ``use_cuda``, ``self.cuda_available`` given ``device.type == "cuda"``
     if cuda_prefix(test) is not None:
         return 1  # str(device).startswith("cuda")
     return 1 if _is_cuda_check(test, resolve) else 0
+
+
+def flag_name(node: ast.AST) -> str:
+    """How a name or ``self`` attribute that may hold a CUDA check is kept (``use_cuda``,
+    ``self.on_cuda``); "" for anything else."""
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):
+        return f"{node.value.id}.{node.attr}"
+    return ""
 
 
 def cuda_prefix(node: ast.AST) -> ast.Constant | None:
