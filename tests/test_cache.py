@@ -18,7 +18,7 @@ import pytest
 import portlint.cache
 import portlint.engine
 import portlint.python.backends
-from portlint.cache import Cache, decode_findings, encode_findings
+from portlint.cache import PACKAGE, Cache, decode_findings, encode_findings, files_below
 from portlint.catalog import rules_dir
 from portlint.config import Settings
 from portlint.discover import Candidate
@@ -347,3 +347,13 @@ def test_neighbours_from_the_walk_match_a_listing(tmp_path):
     other = Cache(tmp_path / "three", rules_dir())
     other.know_listings({str(folder): ["cuda.py", "npu.py"]})  # cpu.py left out of the walk
     assert other.neighbours(path) != listed.neighbours(path)
+
+
+@pytest.mark.parametrize("suffix", [".py", ".toml"])
+def test_fingerprinted_files_are_those_rglob_finds(suffix):
+    top = PACKAGE if suffix == ".py" else rules_dir()
+    expected = {(str(p.relative_to(top)), str(p)) for p in top.rglob(f"*{suffix}")}
+    found = files_below(top, suffix)
+    assert found == sorted(found)
+    assert set(found) == expected
+    assert any(os.sep in relative for relative, _ in found)  # subfolders are included

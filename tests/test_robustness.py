@@ -86,9 +86,16 @@ def test_torch_pin_of_a_project_without_portlint_settings_applies_too(tmp_path):
 def test_nested_configuration_wins_over_the_outer_one(project):
     write(project / "proj" / "sub" / "portlint.toml", 'target = ["mps"]\n')
     write(project / "proj" / "sub" / "c.py", CUDA)
+    write(project / "proj" / "sub" / "deeper" / "d.py", CUDA)  # below the nested one
+    write(project / "proj" / "beside" / "e.py", CUDA)  # beside it: the outer one
     status, out, _ = run_cli("--output-format", "json", "proj", cwd=project)
     targets = {f["path"]: set(f["targets"]) for f in json.loads(out)}
-    assert targets == {"proj/a.py": {"npu"}, "proj/sub/c.py": {"mps"}}
+    assert targets == {
+        "proj/a.py": {"npu"},
+        "proj/beside/e.py": {"npu"},
+        "proj/sub/c.py": {"mps"},
+        "proj/sub/deeper/d.py": {"mps"},
+    }
     assert status == 1
 
 

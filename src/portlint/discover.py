@@ -78,7 +78,9 @@ class Walker:
     (whose excludes apply to it, relative to that configuration's folder)."""
 
     def __init__(self, settings: Settings | Configurations, respect_gitignore: bool = True) -> None:
-        self.configurations = settings if isinstance(settings, Configurations) else None
+        # --config and --isolated fix one settings for every file: nothing to look up per folder
+        varies = isinstance(settings, Configurations) and settings.fixed is None
+        self.configurations = settings if varies else None
         self.settings = settings if isinstance(settings, Settings) else settings.default
         self.respect_gitignore = respect_gitignore
         self._explicit_root: Path | None = None
@@ -99,6 +101,19 @@ class Walker:
             settings = self.configurations.for_folder(Path(folder))
             self._settings_by_folder[folder] = settings
         return settings
+
+    def _walked_settings(self, folder: str, files: list[str], top: str) -> Settings:
+        """``settings_for`` a file in ``folder``, met while walking below ``top``: its parent's
+        settings unless its listing has a configuration or a ``pyproject.toml`` (the folder of a
+        project's own pins), which saves looking for those files in every folder."""
+        if self.configurations is None:
+            return self.settings
+        if folder != top and "pyproject.toml" not in files and "portlint.toml" not in files:
+            inherited = self._settings_by_folder.get(os.path.dirname(folder))
+            if inherited is not None:
+                self._settings_by_folder[folder] = inherited
+                return inherited
+        return self.settings_for(os.path.join(folder, ""))
 
     def _exclude_spec(self, settings: Settings) -> tuple[pathspec.GitIgnoreSpec | None, str]:
         """The excludes of ``settings`` and the folder (with a trailing separator) they are
@@ -207,12 +222,12 @@ class Walker:
             above = ignores.pop(root)
             here = self._ignores_below(root, dirs, files, above) if self.respect_gitignore else ()
             inside = os.path.join(root, "")  # the folder with a separator: names are appended
+            # The files of one folder share their settings, and so their excludes.
+            settings = self._walked_settings(root, files, top)
             kept = sorted(d for d in dirs if not self._excluded(inside + d, d, True, here))
             dirs[:] = kept
             ignores.update((inside + d, here) for d in kept)
             prefix = inside[len(top) + 1 :]
-            # The files of one folder share their settings, and so their excludes.
-            settings = self.settings_for(inside)
             may_exclude = bool(here) or self._exclude_spec(settings)[0] is not None
             for name in sorted(files):
                 language = LANGUAGE_BY_SUFFIX.get(_suffix(name).lower())
