@@ -5,9 +5,8 @@ from __future__ import annotations
 import fnmatch
 import os
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 from portlint.config import Configurations, Settings
 from portlint.deploy.files import deploy_language
@@ -54,8 +53,7 @@ DEFAULT_EXCLUDES = (
 LANGUAGE_BY_SUFFIX = {suffix: language.analyser for suffix, language in LANGUAGES.items()}
 
 
-@dataclass(frozen=True)
-class Candidate:
+class Candidate(NamedTuple):
     #: The path as shown in reports: a string (a Path object for each of a large tree's files
     #: costs as much as the rest of the walk).
     path: str
@@ -79,8 +77,9 @@ class Walker:
 
     def __init__(self, settings: Settings | Configurations, respect_gitignore: bool = True) -> None:
         # --config and --isolated fix one settings for every file: nothing to look up per folder
-        varies = isinstance(settings, Configurations) and settings.fixed is None
-        self.configurations = settings if varies else None
+        self.configurations = (
+            settings if isinstance(settings, Configurations) and settings.fixed is None else None
+        )
         self.settings = settings if isinstance(settings, Settings) else settings.default
         self.respect_gitignore = respect_gitignore
         self._explicit_root: Path | None = None

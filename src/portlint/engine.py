@@ -18,7 +18,7 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, replace
 from pathlib import Path
 from stat import S_ISBLK, S_ISCHR, S_ISDIR, S_ISFIFO, S_ISREG, S_ISSOCK
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 from portlint.catalog import Catalog, load_catalog
 from portlint.config import Settings
@@ -421,8 +421,7 @@ def _lint_job(job: tuple[SourceFile, str, Settings, FixPolicy | None]) -> FileRe
             gc.enable()
 
 
-@dataclass(frozen=True)
-class Job:
+class Job(NamedTuple):
     """One file to read, prefilter and lint, in this process or a worker."""
 
     path: str
@@ -510,31 +509,36 @@ def _lint_paths(
     cache: Cache | None,
     early: EarlyWorkers | None,
 ) -> Iterator[FileResult]:
-    # Each entry: a result the cache gave (None: it has findings, looked up again when its
-    # turn comes, so that a warm run does not hold them all), or a job to run.
-    entries: list[tuple[Job, FileResult | None] | Job] = []
+    # Each entry: a clean file's result from the cache, a file with findings in the cache, or a
+    # job to run.
+    entries: list[FileResult | Cached | Job] = []
     ordered = sorted(candidates, key=lambda candidate: candidate.path)
     for candidate in ordered:
         if candidate.language not in ANALYSERS:
             continue
         path = candidate.path
         own = candidate.settings or settings  # its closest configuration, else the run's
-        policy = fixing and replace(fixing, targets=own.targets)
+        policy = fixing and fixing._replace(targets=own.targets)
         known = None
         if cache is not None:
             stored, known = cache.stored(path, own)  # decoded when its turn comes (``_cached``)
             # Fixing needs the analysis of a file with findings; a clean file needs nothing.
-            if stored is not None and (fixing is None or not stored):
-                job = Job(path, candidate.language, own, policy, True)
-                entries.append((job, None if stored else FileResult(path, ())))
+            if stored is not None and not stored:
+                entries.append(FileResult(path, ()))
+                continue
+            if stored is not None and fixing is None:
+                entries.append(Cached(Job(path, candidate.language, own, policy, True)))
                 continue
         if fixing is not None:
             known = None
         entries.append(Job(path, candidate.language, own, policy, cache is not None, known))
     done = run_jobs([entry for entry in entries if isinstance(entry, Job)], jobs, early)
     for entry in entries:
-        if isinstance(entry, tuple):
-            yield _cached(entry[0], entry[1], cache)
+        if isinstance(entry, FileResult):
+            yield entry
+            continue
+        if isinstance(entry, Cached):
+            yield _cached(entry.job, cache)
             continue
         job, (result, stamp) = next(done)
         if result is None:
@@ -545,15 +549,20 @@ def _lint_paths(
         yield result
 
 
-def _cached(job: Job, result: FileResult | None, cache: Cache | None) -> FileResult:
-    """A file the cache answered for when the run started."""
-    if result is not None:
-        return result
+class Cached(NamedTuple):
+    """A file with findings that the cache answered for when the run started: its findings are
+    looked up again and decoded when its turn comes, so that a warm run does not hold them all."""
+
+    job: Job
+
+
+def _cached(job: Job, cache: Cache | None) -> FileResult:
+    """The result of a ``Cached`` file."""
     assert cache is not None
     findings, _ = cache.lookup(job.path, job.settings)
     if findings is not None:
         return FileResult(job.path, findings)
-    outcome, stamp = run_job(replace(job, known_hash=None))  # it changed meanwhile
+    outcome, stamp = run_job(job._replace(known_hash=None))  # it changed meanwhile
     assert outcome is not None
     if stamp is not None:
         cache.store(job.path, job.settings, stamp, outcome.findings)

@@ -8,7 +8,7 @@ new text again and applies what is still fixable, up to ``MAX_ROUNDS`` times.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from portlint.model import Applicability, Edit, Finding, Fix
 from portlint.textindex import LINE_BREAK
@@ -16,8 +16,7 @@ from portlint.textindex import LINE_BREAK
 MAX_ROUNDS = 10
 
 
-@dataclass(frozen=True)
-class FixPolicy:
+class FixPolicy(NamedTuple):
     """Which fixes to apply: safe ones always, unsafe ones on request, target-specific ones only
     when that target is the only one asked for (a hipified .cu file no longer builds for NVIDIA)."""
 

@@ -12,6 +12,7 @@ import sys
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from enum import Enum
+from typing import NamedTuple
 
 #: The accelerator targets, in the order reports list them; the default set.
 TARGETS: tuple[str, ...] = ("rocm", "npu", "mlu", "xpu", "mps", "cpu")
@@ -190,8 +191,7 @@ class SourceFile:
         return self.text.splitlines()
 
 
-@dataclass(frozen=True)
-class FileResult:
+class FileResult(NamedTuple):
     path: str
     #: A tuple; for a file analysed in parts, ``sink.FindingParts`` (read in order, compressed).
     findings: Sequence[Finding] = ()
