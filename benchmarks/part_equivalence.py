@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import argparse
 import sys
-from dataclasses import replace
 from pathlib import Path
 
 from portlint import engine
@@ -56,9 +55,9 @@ def main() -> int:
             source = read_source(path, language)
         except engine.UnreadableFile:
             continue
-        engine.ANALYSERS[language] = replace(analyser, part_threshold=1 << 62)
+        engine.ANALYSERS[language] = analyser._replace(part_threshold=1 << 62)
         whole = list(lint_source(source, language, settings).findings)
-        engine.ANALYSERS[language] = replace(analyser, part_threshold=0)
+        engine.ANALYSERS[language] = analyser._replace(part_threshold=0)
         result = lint_source(source, language, settings).findings
         engine.ANALYSERS[language] = analyser
         compared += 1

@@ -3,8 +3,6 @@ line is met; and ``--fix --unsafe-fixes --target rocm`` hipifies a file exactly.
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 import pytest
 from cxx_checks import CheckSyntaxError, canonical, compare, parse_checks
 
@@ -65,7 +63,7 @@ def hipify(path, policy: FixPolicy) -> str:
     source = read_source(path, "cxx")
     text = source.text
     for _ in range(MAX_ROUNDS):
-        new_text, applied = apply_fixes(text, lint(replace(source, text=text)), policy)
+        new_text, applied = apply_fixes(text, lint(source._replace(text=text)), policy)
         if not applied or new_text == text:
             break
         text = new_text

@@ -4,7 +4,6 @@ analysis gives; where a cut could change them, the file is analysed whole."""
 from __future__ import annotations
 
 import json
-from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -44,7 +43,7 @@ CUT_IN_FUNCTIONS = {
 def tiny_parts(monkeypatch):
     """Every file in parts, cut at every place a cut can go, whatever its context."""
     cxx = engine.ANALYSERS["cxx"]
-    monkeypatch.setitem(engine.ANALYSERS, "cxx", replace(cxx, part_threshold=0))
+    monkeypatch.setitem(engine.ANALYSERS, "cxx", cxx._replace(part_threshold=0))
     monkeypatch.setattr(parts, "SMALLEST_PART", 1)
     monkeypatch.setattr(parts, "PARTS_PER_FILE", 1 << 62)
     monkeypatch.setattr(parts, "CONTEXT_PARTS", 1 << 62)
@@ -52,7 +51,7 @@ def tiny_parts(monkeypatch):
 
 def whole_findings(source: SourceFile) -> list:
     cxx = engine.ANALYSERS["cxx"]
-    engine.ANALYSERS["cxx"] = replace(cxx, part_threshold=1 << 62)
+    engine.ANALYSERS["cxx"] = cxx._replace(part_threshold=1 << 62)
     try:
         return list(lint_source(source, "cxx", Settings()).findings)
     finally:
@@ -238,7 +237,7 @@ def test_a_generated_file_above_the_threshold_is_analysed_in_parts(tmp_path, cap
     """Through the command line, with one finding per line (the threshold made small, so that
     the file is cut into parts): the same report as the whole analysis, nothing cached."""
     cxx = engine.ANALYSERS["cxx"]
-    monkeypatch.setitem(engine.ANALYSERS, "cxx", replace(cxx, part_threshold=10_000))
+    monkeypatch.setitem(engine.ANALYSERS, "cxx", cxx._replace(part_threshold=10_000))
     functions = [
         f"__global__ void k{n}(float *p) {{ p[threadIdx.x & 31] = 0; }}\n"
         f"void f{n}(float *p) {{\n  cudaFree(p);\n  k{n}<<<1, 1024>>>(p);\n}}\n"
@@ -400,7 +399,7 @@ def test_one_huge_function_above_the_threshold_is_analysed_in_parts(tmp_path, ca
     """The shape of a generated file that no declaration boundary cuts: one host function of
     ``cudaMalloc`` lines. Through the command line, the same report as the whole analysis."""
     cxx = engine.ANALYSERS["cxx"]
-    monkeypatch.setitem(engine.ANALYSERS, "cxx", replace(cxx, part_threshold=10_000))
+    monkeypatch.setitem(engine.ANALYSERS, "cxx", cxx._replace(part_threshold=10_000))
     path = tmp_path / "one.cu"
     path.write_text("void f() {\n  void *p;\n" + "  cudaMalloc(&p, 4);\n" * 3000 + "}\n")
     source = read_source(path, "cxx")

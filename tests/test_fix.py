@@ -5,7 +5,7 @@ from __future__ import annotations
 import ast
 import os
 import stat
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -172,7 +172,7 @@ def test_local_name_hiding_the_device_gets_no_fix(tmp_path):
         str(tmp_path / "f.py"),
         "import torch\n\ndef f(x, DEVICE):\n    return x.cuda()\n",
     )
-    settings = replace(Settings(), min_torch="2.6")
+    settings = Settings(min_torch="2.6")
     findings = lint_source(source, "python", settings).findings
     fix = findings[0].fix
     # The module's device gets another name, since a parameter hides DEVICE in f.

@@ -11,7 +11,6 @@ import io
 import json
 import shutil
 import xml.etree.ElementTree as ET
-from dataclasses import replace
 from importlib import resources
 
 import pytest
@@ -39,7 +38,7 @@ def with_fix(findings):
         if finding.code == "PRT102" and finding.span.line == NON_ASCII_LINE:
             edit = Edit(finding.span, ".to(device)")
             fix = Fix(Applicability.SAFE, (edit,), "Use `.to(device)`")
-        result.append(replace(finding, fix=fix))
+        result.append(finding._replace(fix=fix))
     return result
 
 

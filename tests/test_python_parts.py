@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import pickle
-from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -26,7 +25,7 @@ FIXTURES = Path(__file__).parent.parent / "fixtures" / "python"
 def tiny_parts(monkeypatch):
     """Every file in parts, cut at every place a cut can go, whatever its context."""
     python = engine.ANALYSERS["python"]
-    monkeypatch.setitem(engine.ANALYSERS, "python", replace(python, part_threshold=0))
+    monkeypatch.setitem(engine.ANALYSERS, "python", python._replace(part_threshold=0))
     monkeypatch.setattr(parts, "WHOLE_UP_TO", 0)
     monkeypatch.setattr(parts, "SMALLEST_PART", 1)
     monkeypatch.setattr(parts, "PARTS_PER_FILE", 1 << 62)
@@ -35,7 +34,7 @@ def tiny_parts(monkeypatch):
 
 def whole_findings(source: SourceFile) -> list:
     python = engine.ANALYSERS["python"]
-    engine.ANALYSERS["python"] = replace(python, part_threshold=1 << 62)
+    engine.ANALYSERS["python"] = python._replace(part_threshold=1 << 62)
     try:
         return list(lint_source(source, "python", Settings()).findings)
     finally:
@@ -113,7 +112,7 @@ def test_a_generated_file_above_the_threshold_is_analysed_in_parts(tmp_path, cap
     small, so that the file is cut into a dozen parts): the same report as the whole analysis,
     and nothing cached for it."""
     python = engine.ANALYSERS["python"]
-    monkeypatch.setitem(engine.ANALYSERS, "python", replace(python, part_threshold=10_000))
+    monkeypatch.setitem(engine.ANALYSERS, "python", python._replace(part_threshold=10_000))
     body = "import torch\n" + "torch.cuda.synchronize()\n" * 2_000  # 50 kB
     path = tmp_path / "generated.py"
     path.write_text(body)

@@ -22,7 +22,6 @@ import subprocess
 import sys
 import tempfile
 from collections import Counter
-from dataclasses import replace
 from pathlib import Path
 
 from portlint.catalog import load_catalog
@@ -102,7 +101,7 @@ def hazard_findings(tree: Path):
         if not is_candidate(source.text):
             continue
         relative = path.relative_to(tree).as_posix()
-        found = collect(analyse_cxx, replace(source, path=relative), catalog, None)
+        found = collect(analyse_cxx, source._replace(path=relative), catalog, None)
         for finding in sorted(found, key=lambda f: (f.span, f.code)):
             if finding.code.startswith("PRT8"):
                 symbol = " ".join(finding.symbol.split())

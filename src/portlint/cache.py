@@ -19,10 +19,8 @@ to run code.
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import json
 import os
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -98,23 +96,19 @@ def files_below(directory: Path, suffix: str) -> list[tuple[str, str]]:
 
 def settings_fingerprint(settings: Settings) -> str:
     """The effective settings of a file (everything that can change its findings)."""
-    parts = [
-        (item.name, getattr(settings, item.name))
-        for item in dataclasses.fields(settings)
-        if item.name not in NOT_IN_KEY
-    ]
+    parts = [(name, value) for name, value in settings._asdict().items() if name not in NOT_IN_KEY]
     return blake2b(repr(parts).encode(), digest_size=16).hexdigest()
 
 
-@dataclass
 class Shard:
     """The cache file for one combination of code, catalogue and settings."""
 
-    path: Path
-    entries: dict[str, list[Any]] = field(default_factory=dict)
-    #: Paths stored or confirmed by this run (the rest are checked for existence on save).
-    touched: set[str] = field(default_factory=set)
-    changed: bool = False
+    def __init__(self, path: Path, entries: dict[str, list[Any]]) -> None:
+        self.path = path
+        self.entries = entries
+        #: Paths stored or confirmed by this run (the rest are checked for existence on save).
+        self.touched: set[str] = set()
+        self.changed = False
 
 
 class Cache:
@@ -299,7 +293,7 @@ def _is_encoded(findings: Any) -> bool:
 def encode_findings(findings: tuple[Finding, ...]) -> list[Any]:
     return [
         [
-            dataclasses.astuple(f.span),
+            list(f.span),
             f.code,
             f.name,
             f.severity.value,
@@ -314,7 +308,7 @@ def encode_findings(findings: tuple[Finding, ...]) -> list[Any]:
 
 #: Advice's fields after its status, in order: every one is stored, so a field added to Advice is
 #: cached without a change here.
-ADVICE_DETAILS = tuple(item.name for item in dataclasses.fields(Advice))[1:]
+ADVICE_DETAILS = Advice._fields[1:]
 
 
 def _encode_advice(advice: Advice) -> list[Any]:
@@ -324,7 +318,7 @@ def _encode_advice(advice: Advice) -> list[Any]:
 def _encode_fix(fix: Fix | None) -> list[Any] | None:
     if fix is None:
         return None
-    edits = [[dataclasses.astuple(edit.span), edit.content] for edit in fix.edits]
+    edits = [[list(edit.span), edit.content] for edit in fix.edits]
     return [fix.applicability.value, edits, fix.description, fix.target]
 
 

@@ -13,9 +13,8 @@ import os
 import re
 import sys
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from portlint.model import ALL_TARGETS, Advice, Finding, Fix, Severity, Span, Status
 
@@ -23,8 +22,7 @@ CODE_PATTERN = re.compile(r"^PRT\d{3}$")
 FIX_KINDS = ("none", "safe", "unsafe", "sometimes")
 
 
-@dataclass(frozen=True)
-class Rule:
+class Rule(NamedTuple):
     code: str
     name: str
     severity: Severity
@@ -36,7 +34,7 @@ class Rule:
     use_instead: str
     fix_safety: str
     #: Default advice per target; analysers may give a site more precise advice.
-    targets: dict[str, Advice] = field(default_factory=dict)
+    targets: Mapping[str, Advice]
     #: The catalogue file the rule is defined in (its family).
     family: str = ""
     #: The language of the rule's examples, and the file suffix they are tested under.

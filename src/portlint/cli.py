@@ -7,7 +7,6 @@ import io
 import os
 import sys
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn, TextIO
 
@@ -375,17 +374,17 @@ def show_progress(args: argparse.Namespace) -> bool:
     )
 
 
-@dataclass
 class RunResults:
     """What a run counts besides the findings (the output counts those)."""
 
-    #: Findings fixed (with --diff: that would be fixed).
-    fixed: int = 0
-    internal_errors: int = 0
-    #: Files whose fixes could not be written (their findings are all still reported).
-    not_written: int = 0
-    #: Files not linted at all (named pipes, sockets, devices).
-    skipped: int = 0
+    def __init__(self) -> None:
+        #: Findings fixed (with --diff: that would be fixed).
+        self.fixed = 0
+        self.internal_errors = 0
+        #: Files whose fixes could not be written (their findings are all still reported).
+        self.not_written = 0
+        #: Files not linted at all (named pipes, sockets, devices).
+        self.skipped = 0
 
 
 def handle_result(

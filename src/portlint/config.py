@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import os
 import re
-from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from portlint.model import ALL_TARGETS, TARGETS
 
@@ -28,6 +27,7 @@ VERSION = re.compile(r"^\d+\.\d+(\.\d+)?$")
 DEFAULT_MIN_TORCH = "2.6"
 #: Generated sources (hipified tables, protobuf modules, amalgamated headers) of a few MB pass.
 DEFAULT_MAX_FILE_SIZE = 10 * 1024 * 1024
+DEFAULT_MIN_PYTHON = "3.10"
 SIZE = re.compile(r"^(\d+)\s*([kmg]?)b?$", re.IGNORECASE)
 
 
@@ -35,15 +35,15 @@ class ConfigError(Exception):
     """A problem with the user's configuration; the message is one line."""
 
 
-@dataclass(frozen=True)
-class Settings:
+class Settings(NamedTuple):
     targets: tuple[str, ...] = TARGETS
     select: tuple[str, ...] = ("PRT",)
     ignore: tuple[str, ...] = ()
     extend_select: tuple[str, ...] = ()
     exclude: tuple[str, ...] = ()
     extend_exclude: tuple[str, ...] = ()
-    per_file_ignores: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    #: (glob, codes) pairs, in the order the configuration gives them.
+    per_file_ignores: tuple[tuple[str, tuple[str, ...]], ...] = ()
     min_torch: str = DEFAULT_MIN_TORCH
     #: Where ``min_torch`` came from: "default", the config file, or the torch requirement it
     #: was inferred from.
@@ -52,7 +52,7 @@ class Settings:
     #: unsupported. None: the newest release portlint's HIP table knows.
     rocm_version: str | None = None
     #: The oldest Python the project supports (``requires-python``): fixed code must parse with it.
-    min_python: str = "3.10"
+    min_python: str = DEFAULT_MIN_PYTHON
     #: The file the settings came from, if any; relative patterns are taken from its folder.
     config_path: Path | None = None
     #: Where results are cached (``portlint.cache``); relative to ``root``.
@@ -80,13 +80,13 @@ def with_project_facts(settings: Settings, project: Path | None = None) -> Setti
     requires = requires_python(folder)
     changes: dict[str, Any] = {
         "requires_python": requires,
-        "min_python": min_python_of(requires) or Settings.min_python,
+        "min_python": min_python_of(requires) or DEFAULT_MIN_PYTHON,
     }
     if settings.min_torch_from == "default":
         inferred = infer_min_torch(folder)
         if inferred is not None:
             changes["min_torch"], changes["min_torch_from"] = inferred
-    return replace(settings, **changes)
+    return settings._replace(**changes)
 
 
 def version_tuple(text: str) -> tuple[int, ...]:
@@ -174,8 +174,7 @@ def _kind(value: Any) -> str:
     return names.get(type(value), "an array" if isinstance(value, list) else type(value).__name__)
 
 
-@dataclass(frozen=True)
-class Overrides:
+class Overrides(NamedTuple):
     """Command-line settings, applied on top of whichever configuration a file uses."""
 
     targets: tuple[str, ...] | None = None
@@ -199,7 +198,7 @@ class Overrides:
             changes["max_file_size"] = self.max_file_size
         if self.rocm_version is not None:
             changes["rocm_version"] = self.rocm_version
-        return replace(settings, **changes) if changes else settings
+        return settings._replace(**changes) if changes else settings
 
 
 class Configurations:
@@ -323,7 +322,7 @@ def apply_table(settings: Settings, table: dict[str, Any], source: str) -> Setti
             if not isinstance(value, str) or not value:
                 raise ConfigError(f"{source}: 'cache-dir' must be a folder path string")
             changes[attribute] = Path(value)
-    return replace(settings, **changes)
+    return settings._replace(**changes)
 
 
 def parse_rocm_version(value: Any, context: str) -> str:
@@ -378,7 +377,7 @@ def parse_selectors(value: Any, context: str) -> tuple[str, ...]:
     return tuple(result)
 
 
-def parse_per_file_ignores(value: Any, source: str) -> dict[str, tuple[str, ...]]:
+def parse_per_file_ignores(value: Any, source: str) -> tuple[tuple[str, tuple[str, ...]], ...]:
     if not isinstance(value, dict):
         raise ConfigError(f"{source}: 'per-file-ignores' must be a table of glob = [codes]")
     for pattern, codes in value.items():
@@ -387,10 +386,10 @@ def parse_per_file_ignores(value: Any, source: str) -> dict[str, tuple[str, ...]
                 f"{source}: 'per-file-ignores' {pattern!r} must be an array of rule codes, "
                 f"got {_kind(codes)}"
             )
-    return {
-        str(pattern): parse_selectors(codes, f"{source}: 'per-file-ignores' {pattern!r}")
+    return tuple(
+        (str(pattern), parse_selectors(codes, f"{source}: 'per-file-ignores' {pattern!r}"))
         for pattern, codes in value.items()
-    }
+    )
 
 
 def _string_list(value: Any, context: str) -> tuple[str, ...]:

@@ -15,7 +15,6 @@ import os
 import time
 import tokenize
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass, replace
 from pathlib import Path
 from stat import S_ISBLK, S_ISCHR, S_ISDIR, S_ISFIFO, S_ISREG, S_ISSOCK
 from typing import TYPE_CHECKING, NamedTuple
@@ -58,8 +57,7 @@ BINARY_SNIFF = 8192
 INPUT_PROBLEMS = ("PRT001", "PRT002")
 
 
-@dataclass(frozen=True)
-class Analyser:
+class Analyser(NamedTuple):
     """How to find out whether a file may hold findings, and how to analyse it."""
 
     module: str
@@ -264,7 +262,7 @@ def select_findings(
     report the suppression comments that matched nothing."""
     ignored = tuple(
         code
-        for pattern, codes in settings.per_file_ignores.items()
+        for pattern, codes in settings.per_file_ignores
         if matches_glob(_config_relative(source.path, settings), pattern)
         for code in codes
     )
@@ -356,7 +354,7 @@ def fix_source(
         for _ in range(MAX_ROUNDS - 1):
             if problem is not None or not applied:
                 break
-            fixed = replace(source, text=text)
+            fixed = source._replace(text=text)
             again = select_findings(
                 analyse_source(fixed, language, catalog, settings), fixed, settings
             )
@@ -373,7 +371,7 @@ def fix_source(
             if not chosen:
                 break
             applied.extend(chosen)
-            current = replace(current, text=text)
+            current = current._replace(text=text)
             findings = select_findings(
                 analyse_source(current, language, catalog, settings), current, settings
             )
@@ -392,7 +390,7 @@ def fix_source(
         )
         return FileResult(source.path, original, error=message)
     if text != current.text:
-        current = replace(current, text=text)
+        current = current._replace(text=text)
         findings = select_findings(
             analyse_source(current, language, catalog, settings), current, settings
         )

@@ -10,15 +10,14 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass, field
 from pathlib import Path
+from typing import NamedTuple
 
 from portlint.model import Finding
 from portlint.textindex import LineIndex
 
 
-@dataclass(frozen=True, order=True)
-class Key:
+class Key(NamedTuple):
     code: str
     path: str
     line_hash: str
@@ -36,13 +35,13 @@ def line_hash(line: str) -> str:
     return hashlib.sha256(normalise(line).encode("utf-8", "surrogateescape")).hexdigest()[:16]
 
 
-@dataclass
 class SourceLines:
     """Source lines of reported files, decoded as the linter decoded them. Findings come file by
     file, so only the last file read is kept: memory follows the largest file, not the run."""
 
-    _path: str | None = None
-    _index: LineIndex = field(default_factory=lambda: LineIndex(""))
+    def __init__(self) -> None:
+        self._path: str | None = None
+        self._index = LineIndex("")
 
     def line(self, path: str, number: int) -> str:
         if path != self._path:

@@ -14,7 +14,6 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass, field
 from pathlib import Path
 
 from portlint.model import Finding
@@ -27,16 +26,16 @@ HUNK = re.compile(r"^@@ -\d+(?:,\d+)? \+(?P<start>\d+)(?:,(?P<count>\d+))? @@")
 C_ESCAPES = {"a": "\a", "b": "\b", "t": "\t", "n": "\n", "v": "\v", "f": "\f", "r": "\r"}
 
 
-@dataclass
 class ChangedLines:
     """Per path (relative to the repository root): the new-side lines a change added."""
 
-    root: Path
-    lines: dict[str, set[int]] = field(default_factory=dict)
-    #: Files new in full (untracked, or added since the base).
-    new_files: set[str] = field(default_factory=set)
-    #: Per path, the new-side line after which lines were only deleted (for ``context``).
-    deletions: dict[str, set[int]] = field(default_factory=dict)
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self.lines: dict[str, set[int]] = {}
+        #: Files new in full (untracked, or added since the base).
+        self.new_files: set[str] = set()
+        #: Per path, the new-side line after which lines were only deleted (for ``context``).
+        self.deletions: dict[str, set[int]] = {}
 
     def touches(self, path: str, first: int, last: int, mode: str) -> bool:
         key = self.key(path)

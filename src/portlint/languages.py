@@ -7,12 +7,11 @@ recognised by name or first line instead: ``portlint.deploy.files``.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 
-@dataclass(frozen=True)
-class Language:
+class Language(NamedTuple):
     #: The engine's analyser for the language (``engine.ANALYSERS``).
     analyser: str
     #: How a suppression comment is written: ``"#"`` (a ``noqa`` comment) or ``"//"``

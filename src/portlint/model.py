@@ -4,13 +4,18 @@ Position convention, used everywhere inside portlint: lines are 1-based; columns
 count Unicode code points (characters) from the start of the line; an end position is exclusive.
 Output formats convert once, in ``portlint.output.positions`` (JSON adds 1, SARIF counts UTF-16
 units, rdjson UTF-8 bytes).
+
+Records are named tuples, not dataclasses: portlint starts afresh for every run, and building a
+dataclass costs 1-3 ms at import and loads ``inspect``; with every record a dataclass, that was a
+sixth of a cached run over a large tree (``benchmarks/README.md``). Edit, Fix and Finding share
+their repeated parts with equal ones (their ``__new__``), so each adds that to a named tuple of
+its fields.
 """
 
 from __future__ import annotations
 
 import sys
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
 from enum import Enum
 from typing import NamedTuple
 
@@ -43,16 +48,14 @@ class Applicability(str, Enum):
     UNSAFE = "unsafe"
 
 
-@dataclass(frozen=True, order=True, slots=True)
-class Span:
+class Span(NamedTuple):
     line: int
     column: int
     end_line: int
     end_column: int
 
 
-@dataclass(frozen=True, slots=True)
-class Advice:
+class Advice(NamedTuple):
     """The answer for one target: a status, and the replacement text when there is one."""
 
     status: Status
@@ -95,33 +98,41 @@ def _shared_text(text: str) -> str:
     return sys.intern(text) if type(text) is str and len(text) < 512 else text
 
 
-@dataclass(frozen=True, slots=True)
-class Edit:
+class _EditFields(NamedTuple):
     span: Span
     content: str
 
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "content", _shared_text(self.content))
+
+class Edit(_EditFields):
+    __slots__ = ()
+
+    def __new__(cls, span: Span, content: str) -> Edit:
+        return super().__new__(cls, span, _shared_text(content))
 
 
-@dataclass(frozen=True, slots=True)
-class Fix:
+class _FixFields(NamedTuple):
     applicability: Applicability
     edits: tuple[Edit, ...]
-    description: str = ""
+    description: str
     #: A fix that ports to one target only (hipify renames): applied only when that target is the
     #: single one requested, because the result no longer builds for the others.
-    target: str | None = None
-
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "description", _shared_text(self.description))
+    target: str | None
 
 
-@dataclass(frozen=True, slots=True)
-class Finding:
-    """One site. Findings are many (one per 25 bytes of some generated files): slots, and the
-    advice map, message and symbol shared with the other findings that have the same."""
+class Fix(_FixFields):
+    __slots__ = ()
 
+    def __new__(
+        cls,
+        applicability: Applicability,
+        edits: tuple[Edit, ...],
+        description: str = "",
+        target: str | None = None,
+    ) -> Fix:
+        return super().__new__(cls, applicability, edits, _shared_text(description), target)
+
+
+class _FindingFields(NamedTuple):
     path: str
     span: Span
     code: str
@@ -129,14 +140,40 @@ class Finding:
     severity: Severity
     message: str
     symbol: str
-    targets: Mapping[str, Advice] = field(default_factory=dict)
-    fix: Fix | None = None
+    targets: Mapping[str, Advice]
+    fix: Fix | None
 
-    def __post_init__(self) -> None:
-        set_field = object.__setattr__
-        set_field(self, "targets", shared_targets(self.targets))
-        set_field(self, "message", _shared_text(self.message))
-        set_field(self, "symbol", _shared_text(self.symbol))
+
+class Finding(_FindingFields):
+    """One site. Findings are many (one per 25 bytes of some generated files): the advice map,
+    message and symbol are shared with the other findings that have the same."""
+
+    __slots__ = ()
+
+    def __new__(
+        cls,
+        path: str,
+        span: Span,
+        code: str,
+        name: str,
+        severity: Severity,
+        message: str,
+        symbol: str,
+        targets: Mapping[str, Advice] | None = None,
+        fix: Fix | None = None,
+    ) -> Finding:
+        return super().__new__(
+            cls,
+            path,
+            span,
+            code,
+            name,
+            severity,
+            _shared_text(message),
+            _shared_text(symbol),
+            shared_targets(targets or {}),
+            fix,
+        )
 
     def moved(self, place: Callable[[Span], Span]) -> Finding:
         """This finding with its span and its fix's edits where ``place`` puts them (a file
@@ -145,7 +182,6 @@ class Finding:
         if fix is not None:
             edits = tuple(Edit(place(edit.span), edit.content) for edit in fix.edits)
             fix = Fix(fix.applicability, edits, fix.description, fix.target)
-        # Built directly: ``dataclasses.replace`` costs several times more, once per finding.
         return Finding(
             self.path,
             place(self.span),
@@ -170,11 +206,10 @@ class Finding:
             return None
         if len(kept) == len(self.targets):
             return self  # nothing narrowed (most findings): no copy
-        return replace(self, targets=kept)
+        return self._replace(targets=shared_targets(kept))
 
 
-@dataclass(frozen=True)
-class SourceFile:
+class SourceFile(NamedTuple):
     """A file read from disk, decoded, with what is needed to write it back unchanged."""
 
     path: str

@@ -92,7 +92,7 @@ class FindingParts(Sequence[Finding]):
 
 def _row(finding: Finding) -> tuple:
     """A finding as plain tuples, which pickle reads and writes several times faster than the
-    dataclasses (their per-target advice maps are shared, and pickled once per part)."""
+    records (their per-target advice maps are shared, and pickled once per part)."""
     fix, stored = finding.fix, None
     if fix is not None:
         edits = tuple((_span_tuple(edit.span), edit.content) for edit in fix.edits)

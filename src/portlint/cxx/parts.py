@@ -71,7 +71,7 @@ from __future__ import annotations
 import bisect
 import functools
 import re
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 
 from portlint.catalog import Catalog
 from portlint.config import Settings
@@ -639,7 +639,7 @@ def _module(source: SourceFile, part: Part, before=(), after=()) -> Module:
         segments.append((at, line, count))
         at += count
     text = "".join(piece for _, piece in pieces)
-    return Module(replace(source, text=text), segments, own)
+    return Module(source._replace(text=text), segments, own)
 
 
 def _declared_context(source: SourceFile, parts: list[Part], catalog: Catalog) -> list[Piece]:

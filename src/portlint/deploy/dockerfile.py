@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import astuple
 from typing import Any
 
 from portlint.deploy.commands import AMD64_PLATFORMS, check_command, check_variable
@@ -128,9 +127,7 @@ def check_exec_form(rep: Reporter, parsed: Parsed, node: Any) -> None:
     texts = [w.text for w in words]
     if len(words) >= 3 and texts[0] in SHELLS and "-c" in texts[1:-1]:
         script = words[texts.index("-c") + 1]
-        if script.span.line == script.span.end_line and script.text == rep.index.text(
-            *astuple(script.span)
-        ):
+        if script.span.line == script.span.end_line and script.text == rep.index.text(*script.span):
             analyse_shell_text(rep, region_text(rep.index, script.span), script.span.line)
             return
     check_command(rep, words)

@@ -14,7 +14,6 @@ import json
 import re
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import dataclass, field
 from itertools import groupby
 from json.encoder import encode_basestring, encode_basestring_ascii  # C where built
 from pathlib import Path
@@ -27,48 +26,58 @@ from portlint.model import Advice, Finding, Status
 from portlint.sink import FindingParts
 
 
-@dataclass
 class Totals:
     """Counts of the findings written so far: all that summaries need."""
 
-    findings: int = 0
-    #: Files with at least one finding.
-    files: int = 0
-    #: Fixable with this run's options, and fixable only with ``--unsafe-fixes``.
-    fixable: int = 0
-    hidden: int = 0
-    per_code: Counter[str] = field(default_factory=Counter)
-    fixable_codes: set[str] = field(default_factory=set)
-    #: target -> counts of findings by status (rename, manual, unsupported).
-    per_target: dict[str, Counter[str]] = field(default_factory=dict)
-    #: Findings that --fix fixed: path -> rule code -> count.
-    fixed: dict[str, Counter[str]] = field(default_factory=lambda: defaultdict(Counter))
-    fixed_count: int = 0
+    def __init__(self, targets: Iterable[str]) -> None:
+        self.findings = 0
+        #: Files with at least one finding.
+        self.files = 0
+        #: Fixable with this run's options, and fixable only with ``--unsafe-fixes``.
+        self.fixable = 0
+        self.hidden = 0
+        self.per_code: Counter[str] = Counter()
+        self.fixable_codes: set[str] = set()
+        #: target -> counts of findings by status (rename, manual, unsupported).
+        self.per_target: dict[str, Counter[str]] = {t: Counter() for t in targets}
+        #: Findings that --fix fixed: path -> rule code -> count.
+        self.fixed: dict[str, Counter[str]] = defaultdict(Counter)
+        self.fixed_count = 0
 
 
-@dataclass
 class Report:
-    #: A whole run's findings, for ``render``; a streaming run passes them to ``add`` instead.
-    findings: list[Finding]
-    targets: tuple[str, ...]
-    catalog: Catalog
-    files_checked: int = 0
-    #: Whether the stream is a terminal (colour, rich layout).
-    terminal: bool = False
-    #: Findings that --fix fixed, for ``render`` (they are not in ``findings``).
-    fixed: list[Finding] = field(default_factory=list)
-    show_fixes: bool = False
-    #: Findings only: no summary table, no closing line.
-    quiet: bool = False
-    #: ``--unsafe-fixes`` was given: unsafe fixes count as fixable, not as hidden.
-    unsafe_fixes: bool = False
-    #: The folder CI formats give paths relative to; found with git on first use when not set.
-    root: Path | None = None
-    lines: SourceLines = field(default_factory=SourceLines)
-    totals: Totals = field(default_factory=Totals)
-
-    def __post_init__(self) -> None:
-        self.totals.per_target = {t: Counter() for t in self.targets}
+    def __init__(
+        self,
+        findings: list[Finding],
+        targets: tuple[str, ...],
+        catalog: Catalog,
+        files_checked: int = 0,
+        terminal: bool = False,
+        fixed: list[Finding] | None = None,
+        show_fixes: bool = False,
+        quiet: bool = False,
+        unsafe_fixes: bool = False,
+        root: Path | None = None,
+    ) -> None:
+        #: A whole run's findings, for ``render``; a streaming run passes them to ``add``
+        #: instead.
+        self.findings = findings
+        self.targets = targets
+        self.catalog = catalog
+        self.files_checked = files_checked
+        #: Whether the stream is a terminal (colour, rich layout).
+        self.terminal = terminal
+        #: Findings that --fix fixed, for ``render`` (they are not in ``findings``).
+        self.fixed: list[Finding] = fixed if fixed is not None else []
+        self.show_fixes = show_fixes
+        #: Findings only: no summary table, no closing line.
+        self.quiet = quiet
+        #: ``--unsafe-fixes`` was given: unsafe fixes count as fixable, not as hidden.
+        self.unsafe_fixes = unsafe_fixes
+        #: The folder CI formats give paths relative to; found with git on first use when not set.
+        self.root = root
+        self.lines = SourceLines()
+        self.totals = Totals(targets)
         self._policy = FixPolicy(unsafe=self.unsafe_fixes, targets=self.targets)
         self._unsafe = FixPolicy(unsafe=True, targets=self.targets)
 
@@ -273,7 +282,7 @@ class JsonArray:
 def write_whole(writer: Writer, report: Report) -> None:
     """A whole run's ``findings`` and ``fixed`` through ``writer``, file by file, as a streaming
     run writes them."""
-    report.totals = Totals(per_target={t: Counter() for t in report.targets})
+    report.totals = Totals(report.targets)
     report.add_fixed(report.fixed)
     for findings in report.files():
         report.add(findings)

@@ -7,7 +7,7 @@ import bisect
 import itertools
 import re
 from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 from portlint.catalog import Catalog, Rule
@@ -273,7 +273,7 @@ class Context:
             report, finding = finished[key]
             if quiet and finding.severity is not Severity.INFO:
                 message = finding.message.split(" (" + GUARDED_NOTE[:16])[0]
-                finished[key] = (report, replace(finding, severity=Severity.INFO, message=message))
+                finished[key] = (report, finding._replace(severity=Severity.INFO, message=message))
 
     def _behind_tests(self, finished: dict[int, tuple[Report, Finding]]) -> None:
         """A call behind a reported CUDA availability test is no finding: the test is the site
@@ -314,8 +314,8 @@ class Context:
             edits = fix.edits + tuple(e for e in finding.fix.edits if e not in fix.edits)
             unsafe = Applicability.UNSAFE in (fix.applicability, finding.fix.applicability)
             applicability = Applicability.UNSAFE if unsafe else fix.applicability
-            merged = replace(fix, applicability=applicability, edits=edits)
-            finished[site] = (owner, replace(carrier, fix=merged))
+            merged = fix._replace(applicability=applicability, edits=edits)
+            finished[site] = (owner, carrier._replace(fix=merged))
 
     def _finish(self, report: Report) -> Finding | None:
         if self.switch_restores.get(id(report.node)) in self.switch_changes:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import ast
 import re
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 from portlint.model import PORTABLE, Advice, Edit, Fix, Severity, Span, Status
 from portlint.python.backends import vendor_words
@@ -231,7 +231,7 @@ def _keeping_index(targets, text: str) -> dict[str, Advice]:
     if "cuda:" not in text:
         return dict(targets)
     return {
-        target: replace(advice, replacement=text.replace("cuda", target, 1))
+        target: advice._replace(replacement=text.replace("cuda", target, 1))
         if advice.status is Status.RENAME
         and advice.replacement == f'"{target}"'
         and target not in SINGLE_DEVICE_TARGETS

@@ -59,7 +59,7 @@ import bisect
 import itertools
 import re
 from collections.abc import Iterator
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 from portlint.catalog import Catalog, load_catalog
 from portlint.config import Settings
@@ -491,7 +491,7 @@ def _part_findings(
         segments.append(Segment(at, piece.first, piece.count + len(filler)))
         texts.append(piece.text + filler)
         at += piece.count + len(filler)
-    module = replace(source, text="".join(texts))
+    module = source._replace(text="".join(texts))
     own = segments[len(before)]
     findings = select_findings(
         analyse_source(module, "python", catalog, settings), module, settings
