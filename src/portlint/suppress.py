@@ -16,7 +16,7 @@ import io
 import re
 import tokenize
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
+from typing import NamedTuple
 
 from portlint.model import Finding
 from portlint.textindex import LineIndex
@@ -33,8 +33,7 @@ UNUSED_SUPPRESSION = "PRT003"
 ALL = ("",)  # the empty prefix matches every code
 
 
-@dataclass(frozen=True)
-class Suppression:
+class Suppression(NamedTuple):
     line: int
     #: What the comment suppresses; "" suppresses every code.
     codes: tuple[str, ...]
@@ -48,11 +47,10 @@ class Suppression:
     owned: tuple[str, ...] = ()
 
 
-@dataclass
-class SuppressionCheck:
+class SuppressionCheck(NamedTuple):
     kept: list[Finding]
     #: (line, code as written in the comment) for every suppression that matched a finding.
-    used: set[tuple[int, str]] = field(default_factory=set)
+    used: set[tuple[int, str]]
 
 
 def file_is_suppressed(text: str) -> bool:
@@ -115,9 +113,9 @@ def check_suppressions(findings: Iterable[Finding], text: str) -> SuppressionChe
     """The findings that no comment suppresses, and the suppressions that matched one."""
     findings = list(findings)
     if not findings:
-        return SuppressionCheck(findings)
+        return SuppressionCheck(findings, set())
     if file_is_suppressed(text):
-        return SuppressionCheck([])
+        return SuppressionCheck([], set())
     index = LineIndex(text)
     cache: dict[int, Suppression | None] = {}
 
@@ -126,7 +124,7 @@ def check_suppressions(findings: Iterable[Finding], text: str) -> SuppressionChe
             cache[line] = line_suppressions(line, index.line(line))
         return cache[line]
 
-    check = SuppressionCheck([])
+    check = SuppressionCheck([], set())
     for finding in findings:
         matched = False
         for line in {finding.span.line, finding.span.end_line}:

@@ -13,13 +13,9 @@ must parse with its grammar.
 
 from __future__ import annotations
 
-import ast
-import configparser
 import re
 from collections.abc import Iterable, Iterator
 from pathlib import Path
-
-from portlint.toml import tomllib
 
 LOWER_BOUND = re.compile(r"(>=|==|~=|>|===)\s*v?(\d+)\.(\d+)")
 TORCH_REQUIREMENT = re.compile(
@@ -53,6 +49,9 @@ def _pyproject(folder: Path) -> dict:
     text = _read(folder / "pyproject.toml") if (folder / "pyproject.toml").is_file() else None
     if text is None:
         return {}
+    # The parsers are imported when a file is there to parse: most runs on one file have none.
+    from portlint.toml import tomllib
+
     try:
         return tomllib.loads(text)
     except tomllib.TOMLDecodeError:
@@ -63,6 +62,8 @@ def _setup_cfg_requirements(path: Path) -> list[str]:
     text = _read(path)
     if text is None:
         return []
+    import configparser
+
     parser = configparser.ConfigParser(interpolation=None)
     try:
         parser.read_string(text)
@@ -77,6 +78,8 @@ def _setup_py_requirements(path: Path) -> list[str]:
     text = _read(path)
     if text is None:
         return []
+    import ast
+
     try:
         tree = ast.parse(text)
     except (SyntaxError, ValueError, RecursionError):
