@@ -37,12 +37,38 @@ def check_torch_name(node: ast.Attribute | ast.Name, name: str, ctx: Context) ->
     elif name == PROFILER_CUDA:
         _report_profiler_activity(node, ctx)
     elif name == "torch.version.cuda":
-        ctx.report(node, "PRT601", "`torch.version.cuda` is None on ROCm and every other vendor")
+        _report_cuda_version(node, ctx)
     elif name in TF32_SWITCHES:
         _report_switch(node, name, ctx, "PRT603", f"`{name}` only affects NVIDIA GPUs")
     elif name in CUDNN_SWITCHES:
         message = f"`{name}` has no effect outside NVIDIA and ROCm"
         _report_switch(node, name, ctx, "PRT604", message)
+
+
+#: Build versions a test can read: one that does is false on ROCm builds (``torch.version.cuda
+#: is not None``, ``torch.version.hip is None``), unlike ``torch.cuda.is_available()``.
+BUILD_VERSIONS = frozenset({"torch.version.cuda", "torch.version.hip"})
+
+
+def _is_name(node: ast.AST) -> bool:
+    return isinstance(node, ast.Name | ast.Attribute)
+
+
+def _report_cuda_version(node: ast.AST, ctx: Context) -> None:
+    """``torch.cuda.is_available() and torch.version.cuda``, or ``torch.version.cuda`` after
+    ``if not torch.cuda.is_available(): return``: only builds that pass the CUDA test read it,
+    NVIDIA's and ROCm's, and on ROCm it is None. The other targets never get there (the test is
+    their site), so the read is ROCm's alone. Behind a test that ROCm fails too (``if
+    torch.version.cuda is not None:``), only NVIDIA gets there: no finding."""
+    test = ctx.behind_cuda_test(node, ctx.guards.get(id(node)))
+    if test is None:
+        ctx.report(node, "PRT601", "`torch.version.cuda` is None on ROCm and every other vendor")
+        return
+    if any(ctx.qualified_name(n) in BUILD_VERSIONS for n in walk(test) if _is_name(n)):
+        return
+    message = "`torch.version.cuda` is None on ROCm, which passes the CUDA test before it"
+    rocm = {"rocm": ctx.catalog.rules["PRT601"].targets["rocm"]}
+    ctx.report(node, "PRT601", message, targets=rocm)
 
 
 def _report_switch(node: ast.AST, name: str, ctx: Context, code: str, message: str) -> None:

@@ -344,6 +344,10 @@ class Context:
                 # for the others (a project's own ``is_cuda_available()`` is no finding, so
                 # there the import stays the site for every target)
                 covered = covered | (frozenset(targets) - {"rocm"})
+        if targets.keys() == {"rocm"}:
+            # A site of ROCm alone (``torch.version.cuda`` behind a CUDA test): the CUDA arm
+            # lets ROCm through, which is where it goes wrong, not what covers it.
+            covered = covered - {"rocm"}
         for target in targets:
             if target in covered or (guard.only is not None and target not in guard.only):
                 targets[target] = PORTABLE
