@@ -17,6 +17,7 @@ import pytest
 
 import portlint.cache
 import portlint.engine
+import portlint.python.backend_packages
 import portlint.python.backends
 from portlint.cache import PACKAGE, Cache, decode_findings, encode_findings, files_below
 from portlint.catalog import rules_dir
@@ -283,6 +284,21 @@ def test_a_module_added_beside_a_file_misses(project, analysed):
     findings = check(project)[1]
     assert "cuda.py" in analysed  # (and the other modules of that folder)
     assert [f["code"] for f in findings if f["path"].endswith("cuda.py")] == ["PRT105"]
+
+
+def test_a_vendor_package_added_beside_a_cuda_package_misses(project, analysed):
+    """ops/cuda/ is a backend package (PRT105) only while another vendor's folder sits beside
+    it: its files are looked at again when one is added, though nothing in their own folder
+    changed."""
+    (project / "ops" / "cuda").mkdir(parents=True)
+    (project / "ops" / "cuda" / "kernels.py").write_text(CUDA_BACKEND, encoding="utf-8")
+    assert [c for _, c in codes(check(project)[1]) if c != CUDA_METHOD] == ["PRT201"]
+    (project / "ops" / "npu").mkdir()
+    analysed.clear()
+    portlint.python.backend_packages._listing.cache_clear()  # (as above: one process)
+    findings = check(project)[1]
+    assert analysed == ["kernels.py"]  # looked at again (the analysis sees its name)
+    assert [f for f in findings if f["path"].startswith("ops")] == []
 
 
 def test_each_file_is_cached_under_its_own_settings(project, analysed):

@@ -67,6 +67,24 @@ def test_files_the_fast_path_leaves_to_the_full_run(project, name, text):
     assert run(QUICK_RUN, ["a.py", name], project) == run(FULL_RUN, ["a.py", name], project)
 
 
+def test_a_backend_packages_init_gets_its_summary_whatever_its_text(project):
+    """ops/cuda/ beside ops/npu/ is a backend package: its __init__.py carries the package's
+    PRT105 summary though no word of the prefilter is in it."""
+    for vendor in ("cuda", "npu"):
+        (project / "ops" / vendor).mkdir(parents=True)
+        (project / "ops" / vendor / "__init__.py").write_text("from .impl import run\n")
+    args = ["ops/cuda/__init__.py"]
+    assert quick_answer(args, project) is None
+    status, out, _ = run(FULL_RUN, ["--output-format", "concise", *args], project)
+    assert "PRT105 CUDA backend package `cuda/`: siblings npu" in out
+    assert run(QUICK_RUN, args, project) == run(FULL_RUN, args, project)
+    # Beside no other vendor's folder it is an ordinary clean file.
+    (project / "ops" / "npu" / "__init__.py").unlink()
+    (project / "ops" / "npu").rmdir()
+    status, out, _ = run(FULL_RUN, args, project)
+    assert (status, out) == (0, "All checks passed (1 files checked).\n")
+
+
 @pytest.mark.parametrize(
     "raw",
     [b"x = 1\n\0\n", b"\xff\xfex\x00=\x001\x00", b"name = '\xe9'\n"],

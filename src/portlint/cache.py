@@ -19,8 +19,10 @@ to run code.
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
 import os
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -192,7 +194,9 @@ class Cache:
 
     def neighbours(self, path: str) -> str | None:
         """For a Python file, the names of the modules beside it, hashed: whether it is a vendor
-        backend (``portlint.python.backends``) depends on them. None for other files."""
+        backend (``portlint.python.backends``) depends on them, and for a file inside a folder
+        named for CUDA or ROCm, on the folders beside that one (``backend_packages.facts``).
+        None for other files."""
         if not path.endswith(".py"):
             return None
         folder = path[: path.rfind(os.sep)] or os.sep  # os.path.dirname of an absolute path
@@ -204,7 +208,10 @@ class Cache:
             except OSError:
                 files = []
             names = sorted(name for name in files if name.endswith(".py"))
-            known = self._neighbours[folder] = content_hash(b"\0".join(map(os.fsencode, names)))
+            modules = b"\0".join(map(os.fsencode, names))
+            package = _package_facts(path)
+            known = content_hash(modules + os.fsencode(package) if package else modules)
+            self._neighbours[folder] = known
         return known
 
     def hit_by_content(
@@ -239,6 +246,18 @@ class Cache:
         except OSError as error:
             return f"cannot write the cache in {self.directory}: {error.strerror or error}"
         return None
+
+
+def _package_facts(path: str) -> str:
+    return _facts_function()(path)
+
+
+@functools.cache
+def _facts_function() -> Callable[[str], str]:
+    """``backend_packages.catalogue_facts``, imported once, on first use."""
+    from portlint.python.backend_packages import catalogue_facts
+
+    return catalogue_facts
 
 
 def ensure_folder(directory: Path) -> None:

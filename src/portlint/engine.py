@@ -78,6 +78,9 @@ class Analyser(NamedTuple):
     #: that memory follows the part (None: analyse it whole after all).
     in_parts: str | None = None
     part_threshold: int = 0
+    #: ``path_candidate(path) -> bool``: a file to analyse whatever its text holds (a backend
+    #: package's ``__init__.py``, which carries the package's summary).
+    path_candidate: str | None = None
 
     def load(self, attribute: str) -> Callable:
         """A function of the analyser's module, or ``module:function`` elsewhere."""
@@ -94,6 +97,7 @@ ANALYSERS: dict[str, Analyser] = {
         apply_fixes="portlint.python.transform:fix_python",
         in_parts="portlint.python.parts:lint_in_parts",
         part_threshold=100_000,  # and the function decides: parts.WHOLE_UP_TO
+        path_candidate="portlint.python.backend_packages:is_package_init",
     ),
     # Build and deployment files (portlint.deploy); one prefilter for all of them.
     "python-setup": Analyser(
@@ -457,7 +461,9 @@ def run_job(job: Job) -> Outcome:
         finding = unreadable_finding(job.path, str(error), load_catalog())
         return FileResult(job.path, (finding,), error=str(error)), None
     analyser = ANALYSERS[job.language]
-    if analyser.load(analyser.candidate)(source.text):
+    if analyser.load(analyser.candidate)(source.text) or (
+        analyser.path_candidate is not None and analyser.load(analyser.path_candidate)(path)
+    ):
         result = _lint_job((source, job.language, job.settings, job.fixing))
     else:
         # No rule can fire, so every portlint suppression in the file is unused; finding them

@@ -49,6 +49,8 @@ def clean_run(args: list[str]) -> int | None:
         return None
     if any(arg.startswith("-") or not arg.endswith(".py") for arg in args):
         return None
+    if any(os.path.basename(arg) == "__init__.py" for arg in args):
+        return None  # a backend package's __init__.py carries its summary, whatever its text
     absolute = [os.path.abspath(arg) for arg in args]
     if len(set(absolute)) != len(absolute):
         return None

@@ -2166,7 +2166,7 @@ def _analyse_tree(
     summaries = [
         backend_finding(backend, source.path, catalog) for backend in backends if backend.summarised
     ]
-    if any(backend.kind == "module" for backend in backends):
+    if any(backend.kind in ("module", "package") for backend in backends):
         return summaries, {}  # the whole file is the backend: nothing in it is reported
     ctx = Context(path=source.path, text=source.text, catalog=catalog, index=index)
     ctx.backend_lines = [(backend.first_line, backend.last_line) for backend in backends]

@@ -19,11 +19,10 @@ from dataclasses import dataclass
 
 from portlint.catalog import Catalog
 from portlint.model import PORTABLE, Advice, Finding, Span, Status
+from portlint.python.backend_packages import BACKEND_VENDORS, package_of
 
 #: ``CUDA_Accelerator`` -> CUDA, Accelerator; ``XPUPlatform`` -> XPU, Platform; ``cuda_v2`` -> ...
 WORD = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+")
-#: The vendors whose backends this rule recognises; the others only count as siblings.
-BACKEND_VENDORS = ("cuda", "rocm")
 TITLES = {"cuda": "CUDA", "rocm": "ROCm"}
 TARGETS = ("rocm", "npu", "mlu", "xpu", "mps", "cpu")
 #: Device-type strings: ``"cuda"`` in a backend's body says what it drives; ``"nsight"`` does not.
@@ -33,7 +32,7 @@ TARGET_DEVICES = frozenset({"cuda", *TARGETS})
 @dataclass(frozen=True)
 class Backend:
     vendor: str  # "cuda" or "rocm"
-    kind: str  # "class", "module", "function"
+    kind: str  # "class", "module", "package", "function"
     name: str
     siblings: frozenset[str]  # vendor keys of the sibling backends
     span: Span
@@ -68,10 +67,22 @@ def vendor_of(name: str, words: dict[str, str]) -> str | None:
 
 def find_backends(tree: ast.Module, path: str, text_lines: int, catalog: Catalog) -> list[Backend]:
     words = vendor_words(catalog)
-    module = _module_backend(path, text_lines, words)
+    module = _module_backend(path, text_lines, words) or _package_backend(path, text_lines, words)
     if module is not None:
         return [module]
     return _class_backends(tree, words) + _registered_backends(tree, words)
+
+
+def _package_backend(path: str, text_lines: int, words: dict[str, str]) -> Backend | None:
+    """A file of a package named for CUDA or ROCm beside other vendors' (``backend_packages``):
+    the whole file is the backend. The package's ``__init__.py`` carries its summary."""
+    package = package_of(path, words, BACKEND_VENDORS)
+    if package is None or not package.owns(path):
+        return None
+    own_init = os.path.abspath(path) == os.path.join(package.folder, "__init__.py")
+    name = os.path.basename(package.folder) + "/"
+    span = Span(1, 0, 1, 0)
+    return Backend(package.vendor, "package", name, package.siblings, span, 1, text_lines, own_init)
 
 
 # -- modules -------------------------------------------------------------------------------------
@@ -249,7 +260,9 @@ def backend_finding(backend: Backend, path: str, catalog: Catalog) -> Finding:
             targets[target] = Advice(Status.MANUAL, None, f"no {target} backend beside it")
         elif target != backend.vendor:
             targets[target] = PORTABLE
-    label = {"class": "", "module": " module", "function": " function"}[backend.kind]
+    label = {"class": "", "module": " module", "function": " function", "package": " package"}[
+        backend.kind
+    ]
     message = f"{TITLES[backend.vendor]} backend{label} `{backend.name}`"
     siblings += sorted(s for s in backend.siblings if s not in TARGETS)
     parts = []

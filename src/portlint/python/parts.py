@@ -509,8 +509,11 @@ def _part_findings(
             return TOP  # an insertion before every statement: the file's too (no imports)
         return Span(moved(span.line), span.column, moved(span.end_line), span.end_column)
 
+    # A finding about the whole file (at TOP: a backend summary) comes from the first part only:
+    # a later part with no context before it starts at line 1 of its module too.
     return [
         finding.moved(place)
         for finding in findings
         if own.at <= finding.span.line < own.at + own.count
+        and (finding.span != TOP or part.first == 1)
     ]

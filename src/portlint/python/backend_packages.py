@@ -1,0 +1,217 @@
+"""Backend packages (PRT105): a folder named for CUDA or ROCm beside folders or modules named for
+other vendors, as ``ops/cuda/`` beside ``ops/npu/`` or ``backends/cuda/`` beside
+``backends/dlinfer/ascend/`` and ``backends/dlinfer/camb/`` (a folder that groups several
+vendors' backends). Every file in such a package is the backend: its CUDA calls are correct by
+construction.
+
+Found from paths and folder listings alone, so that the cache can tell, without the rule
+catalogue's parser or ``ast``, whether the listings a file's findings depend on have changed
+(``facts``). The vendor words come from ``rules/device.toml`` ``[backend.vendors]``.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+from typing import NamedTuple
+
+#: How far up from a file a folder named for a vendor is looked for (``cuda/attention/x.py``).
+MAX_DEPTH = 4
+
+
+class Package(NamedTuple):
+    vendor: str
+    #: The package folder, absolute.
+    folder: str
+    #: Vendor keys of the sibling backends.
+    siblings: frozenset[str]
+    #: Files of the package (relative, without ``.py``, ``/``-separated) that a sibling backend
+    #: imports (``from ...backends.cuda.graph_runner import CUDAGraphRunner`` in the Cambricon
+    #: backend): shared code, not the CUDA backend's own.
+    shared: frozenset[str] = frozenset()
+
+    def owns(self, path: str) -> bool:
+        """The file is the backend's own: in the package and imported by no sibling."""
+        relative = os.path.relpath(os.path.abspath(path), self.folder)
+        stem = relative[:-3] if relative.endswith(".py") else relative
+        return stem.replace(os.sep, "/") not in self.shared
+
+
+#: The vendors whose backends PRT105 recognises; the others only count as siblings.
+BACKEND_VENDORS = ("cuda", "rocm")
+
+
+def words_of(vendors: dict[str, list[str]]) -> dict[str, str]:
+    """Lower-case word -> vendor key, from ``[backend.vendors]``."""
+    return {word: vendor for vendor, words in vendors.items() for word in words}
+
+
+@functools.cache
+def catalogue_words() -> dict[str, str]:
+    """``words_of`` the catalogue's ``[backend.vendors]``, read once per process without
+    loading the rest of the catalogue."""
+    from portlint.catalog import read_toml, rules_dir
+
+    table = read_toml(rules_dir() / "device.toml").get("backend", {}).get("vendors", {})
+    return words_of(table)
+
+
+def catalogue_facts(path: str) -> str:
+    """``facts`` with the catalogue's words, for the cache key of every Python file of a run."""
+    return facts(path, catalogue_words(), BACKEND_VENDORS)
+
+
+def is_package_init(path: str) -> bool:
+    """The ``__init__.py`` of a backend package: analysed for the package's summary even when
+    its text holds no word the prefilter looks for (``from .ops import CudaOps``)."""
+    if os.path.basename(path) != "__init__.py":
+        return False
+    package = package_of(path, catalogue_words(), BACKEND_VENDORS)
+    return package is not None and os.path.dirname(os.path.abspath(path)) == package.folder
+
+
+def folder_vendor(name: str, words: dict[str, str]) -> str | None:
+    """``cuda``, ``cuda_kernels``, ``rocm`` -> their vendor: the first of its ``_`` parts that
+    names one, as for a module's stem."""
+    for part in name.lower().split("_"):
+        vendor = words.get(part)
+        if vendor is not None:
+            return vendor
+    return None
+
+
+@functools.lru_cache(maxsize=1024)
+def _listing(folder: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """(sub-folders, Python module stems) of a folder, sorted; empty when it cannot be read."""
+    try:
+        entries = list(os.scandir(folder))
+    except OSError:
+        return (), ()
+    folders, modules = [], []
+    for entry in entries:
+        try:
+            if entry.is_dir():
+                folders.append(entry.name)
+            elif entry.name.endswith(".py"):
+                modules.append(entry.name[:-3])
+        except OSError:
+            continue
+    return tuple(sorted(folders)), tuple(sorted(modules))
+
+
+def _siblings(package: str, vendor: str, words: dict[str, str]) -> frozenset[str]:
+    """The vendors of the folders and modules beside ``package``, and of the folders inside a
+    sibling folder that names no vendor itself (``dlinfer/ascend``)."""
+    parent, name = os.path.split(package)
+    folders, modules = _listing(parent)
+    found = set()
+    for other in folders:
+        if other == name:
+            continue
+        other_vendor = folder_vendor(other, words)
+        if other_vendor is not None:
+            found.add(other_vendor)
+            continue
+        found.update(
+            v
+            for v in (folder_vendor(n, words) for n in _listing(os.path.join(parent, other))[0])
+            if v is not None
+        )
+    found.update(v for v in (folder_vendor(m, words) for m in modules) if v is not None)
+    found.discard(vendor)
+    return frozenset(found)
+
+
+def package_of(
+    path: str, words: dict[str, str], backend_vendors: tuple[str, ...]
+) -> Package | None:
+    """The backend package a file is in: its nearest folder (at most ``MAX_DEPTH`` up) named for
+    one of ``backend_vendors``, when that folder has siblings named for other vendors."""
+    folder = _vendor_folder(path, words)
+    if folder is None:
+        return None
+    vendor = folder_vendor(os.path.basename(folder), words)
+    if vendor not in backend_vendors:
+        return None  # inside another vendor's folder: not a CUDA backend
+    siblings = _siblings(folder, vendor, words)
+    if not siblings:
+        return None
+    return Package(vendor, folder, siblings, _shared(folder))
+
+
+def _vendor_folder(path: str, words: dict[str, str]) -> str | None:
+    """The nearest folder above the file, at most ``MAX_DEPTH`` up, named for a vendor."""
+    # String operations: the cache asks this for every folder of a run. Only the folders
+    # looked at are split off, and only a path found to need it is made absolute.
+    names = path.rsplit(os.sep, MAX_DEPTH + 1)[-MAX_DEPTH - 1 : -1]
+    named = any(word in words for name in names for word in name.lower().split("_"))
+    if not named and not _dotted(path):
+        return None
+    parts = os.path.abspath(path).split(os.sep)[:-1]
+    for depth in range(len(parts) - 1, max(len(parts) - 1 - MAX_DEPTH, 0), -1):
+        for word in parts[depth].lower().split("_"):
+            if word in words:
+                return os.sep.join(parts[: depth + 1])
+    return None
+
+
+def _dotted(path: str) -> bool:
+    """The path has a ``.`` or ``..`` folder: its last names are not the folders looked at."""
+    folders = path.split(os.sep)[:-1]
+    return "." in folders or ".." in folders
+
+
+@functools.lru_cache(maxsize=64)
+def _shared(package: str) -> frozenset[str]:
+    """The package's modules that Python files beside the package (in its parent folder, at any
+    depth, outside the package) import by a dotted path through it: ``cuda.graph_runner`` in
+    ``from lmdeploy.pytorch.backends.cuda.graph_runner import ...``. Read once per process."""
+    parent, name = os.path.split(package)
+    own = _modules_below(package)
+    if not own:
+        return frozenset()
+    found: set[str] = set()
+    for root, folders, files in os.walk(parent):
+        if root == package:
+            folders[:] = []  # the package's own files import it freely
+            continue
+        for file in files:
+            if not file.endswith(".py"):
+                continue
+            try:
+                with open(os.path.join(root, file), encoding="utf-8", errors="replace") as handle:
+                    text = handle.read()
+            except OSError:
+                continue
+            if f"{name}." not in text:
+                continue
+            found.update(module for module in own if f"{name}.{module.replace('/', '.')}" in text)
+    return frozenset(found)
+
+
+def _modules_below(package: str) -> list[str]:
+    """The package's modules, relative, ``/``-separated, without ``.py`` (``__init__`` left
+    out: importing the package is not sharing one of its files)."""
+    found = []
+    for root, _, files in os.walk(package):
+        relative = os.path.relpath(root, package)
+        for file in files:
+            if file.endswith(".py") and file != "__init__.py":
+                stem = file[:-3] if relative == "." else os.path.join(relative, file[:-3])
+                found.append(stem.replace(os.sep, "/"))
+    return found
+
+
+def facts(path: str, words: dict[str, str], backend_vendors: tuple[str, ...]) -> str:
+    """What ``package_of`` read for the file, as text for the cache key: "" for a file in no
+    folder named for a backend vendor."""
+    folder = _vendor_folder(path, words)
+    if folder is None:
+        return ""  # most files: no folder above them names a vendor
+    package = package_of(path, words, backend_vendors)
+    if package is None:
+        parent = os.path.dirname(folder)
+        folders, modules = _listing(parent)
+        inner = [_listing(os.path.join(parent, other))[0] for other in folders]
+        return repr((folder, folders, modules, inner))  # what a sibling added would change
+    return repr(package)
