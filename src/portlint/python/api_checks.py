@@ -10,7 +10,7 @@ from portlint.model import PORTABLE, Advice, Edit, Fix, Severity, Span, Status
 from portlint.python.context import LOG_CALL, Context
 from portlint.python.cuda_tests import in_skip_condition, test_skips
 from portlint.python.fixes import FixBase
-from portlint.python.guards import CUDA_CHECKS, CUDA_DEVICE_TEXT, Guard
+from portlint.python.guards import CUDA_CHECKS, CUDA_DEVICE_TEXT, Guard, rocm_build_test
 from portlint.python.torch_api import torch_cuda_api
 from portlint.python.tree import walk
 
@@ -52,6 +52,24 @@ BUILD_VERSIONS = frozenset({"torch.version.cuda", "torch.version.hip"})
 
 def _is_name(node: ast.AST) -> bool:
     return isinstance(node, ast.Name | ast.Attribute)
+
+
+#: What a ``torch.cuda`` name does without CUDA (``ApiEntry.outcome``) when it does not raise.
+NO_RAISE = frozenset({"warns", "noop", "value"})
+
+
+def _beside_rocm_build_test(node: ast.AST, ctx: Context) -> bool:
+    """The node is an operand of an ``and`` (or inside one) that also tests for a ROCm build
+    (``torch.cuda.is_available() and torch.version.hip is not None``): the ``and`` is False
+    off ROCm whatever the node answers, and on ROCm ``torch.cuda`` is ROCm's own API."""
+    child, current = node, ctx.parents.get(id(node))
+    while current is not None and not isinstance(current, ast.stmt):
+        if isinstance(current, ast.BoolOp) and isinstance(current.op, ast.And):
+            others = (value for value in current.values if value is not child)
+            if any(rocm_build_test(value, ctx.qualified_name) for value in others):
+                return True
+        child, current = current, ctx.parents.get(id(current))
+    return False
 
 
 def _report_cuda_version(node: ast.AST, ctx: Context) -> None:
@@ -164,6 +182,8 @@ def _report_torch_cuda(node: ast.AST, name: str, ctx: Context) -> None:
         ctx.report(node, "PRT201", message, targets=MODULE_TARGETS, severity=severity)
         return
     entry = torch_cuda_api(ctx.catalog).entry(member)
+    if entry.outcome in NO_RAISE and _beside_rocm_build_test(node, ctx):
+        return  # ``torch.cuda.is_available() and torch.version.hip``: False off ROCm whatever
     guard = ctx.guards.get(id(node))
     if guard is not None and entry.generic and _older_than_generic(guard, entry.since):
         entry = entry.without_generic()  # the older torch of a version test has no such form

@@ -535,6 +535,19 @@ def _compared_vendors(node: ast.Compare, vendors: Vendors) -> set[str]:
     return found
 
 
+def rocm_build_test(test: ast.expr, resolve: Resolve) -> bool:
+    """``torch.version.hip``, ``torch.version.hip is not None``: true on ROCm builds only."""
+    if (
+        isinstance(test, ast.Compare)
+        and len(test.ops) == 1
+        and isinstance(test.ops[0], ast.IsNot | ast.NotEq)
+        and isinstance(test.comparators[0], ast.Constant)
+        and test.comparators[0].value is None
+    ):
+        test = test.left
+    return isinstance(test, ast.Attribute | ast.Name) and resolve(test) == "torch.version.hip"
+
+
 def only_targets(test: ast.expr, resolve: Resolve, vendors: Vendors) -> frozenset[str] | None:
     """The targets that can pass a positive vendor test other than CUDA's: ``is_npu_available()``
     -> npu, ``current_platform.is_rocm()`` -> rocm; None when the test is not one."""
@@ -542,6 +555,8 @@ def only_targets(test: ast.expr, resolve: Resolve, vendors: Vendors) -> frozense
         found = [only_targets(value, resolve, vendors) for value in test.values]
         known = [f for f in found if f is not None]
         return frozenset.intersection(*known) if known else None
+    if rocm_build_test(test, resolve):
+        return frozenset({"rocm"})
     if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.Or):
         # ``torch.cuda.is_available() or torch.xpu.is_available()``: where one of the vendor
         # tests holds (a CUDA test holds on ROCm builds too). No bound if any term is no such
