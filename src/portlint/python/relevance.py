@@ -45,12 +45,12 @@ CANDIDATE_WORDS = WordSet(
 #: on such a line is walked, so that a later ``if use_npu:`` is known as a vendor branch; and an
 #: ``if`` chain without them has no sibling branch to look for.
 VENDOR_TEXT = re.compile(
-    r"(?i:npu|mlu|xpu|mps|rocm|hip|ipex|ascend|intel|amd|cpu|accelerator|get_device_module)"
+    r"(?i:npu|mlu|xpu|mps|rocm|hip|ipex|ascend|camb|intel|amd|cpu|accelerator|get_device_module)"
 )
 #: ``VENDOR_TEXT``'s words, to look for in lower-cased ASCII text: on ASCII text the same answer,
 #: several times faster than the case-insensitive expression, which has no literal to skip to.
 VENDOR_WORDS = (
-    *("npu", "mlu", "xpu", "mps", "rocm", "hip", "ipex", "ascend", "intel", "amd", "cpu"),
+    *("npu", "mlu", "xpu", "mps", "rocm", "hip", "ipex", "ascend", "camb", "intel", "amd", "cpu"),
     *("accelerator", "get_device_module"),
 )
 #: Statements that are always walked: they bind names that later lines resolve through.
