@@ -525,11 +525,12 @@ class FixBase:
             if (
                 isinstance(node, ast.Constant)
                 and node.value in ("cuda", "nccl")
-                and isinstance(self.parents.get(id(node)), ast.IfExp)
+                and isinstance(self._arm_holding(node), ast.IfExp)
             ):
                 # ``device = "cuda" if torch.cuda.is_available() else "cpu"`` outside a device
-                # position: the choice stays CUDA's. Strings in device positions, tuples and
-                # comparisons are judged (and fixed) by their own findings.
+                # position, or ``["cuda"] if torch.cuda.is_available() else []`` (a list of
+                # devices to test on): the choice stays CUDA's. Strings in device positions,
+                # tuples and comparisons are judged (and fixed) by their own findings.
                 return True
         return any(
             (isinstance(node, ast.Constant) and node.value in VENDOR_TYPES)
@@ -537,6 +538,13 @@ class FixBase:
             for part in orelse
             for node in ast.walk(part)
         )
+
+    def _arm_holding(self, node: ast.AST) -> ast.AST | None:
+        """The parent of ``node``, or of the list or set literal it is an element of."""
+        parent = self.parents.get(id(node))
+        if isinstance(parent, ast.List | ast.Set):
+            return self.parents.get(id(parent))
+        return parent
 
     def _in_vendor_chain(self, statement: ast.If) -> bool:
         """An ``if``/``elif`` chain that already dispatches on other vendors: a new accelerator
