@@ -301,6 +301,24 @@ def test_a_vendor_package_added_beside_a_cuda_package_misses(project, analysed):
     assert [f for f in findings if f["path"].startswith("ops")] == []
 
 
+def test_a_sibling_backend_importing_a_cuda_module_misses(project, analysed):
+    """A module of a CUDA package that a sibling backend imports is shared with that vendor:
+    when the sibling starts importing it, its cached (empty) findings are not reused."""
+    (project / "ops" / "cuda").mkdir(parents=True)
+    (project / "ops" / "npu").mkdir()
+    (project / "ops" / "cuda" / "graph.py").write_text(CUDA_BACKEND, encoding="utf-8")
+    (project / "ops" / "npu" / "__init__.py").write_text("X = 1\n", encoding="utf-8")
+    assert [f for f in check(project)[1] if f["path"].endswith("graph.py")] == []
+    (project / "ops" / "npu" / "__init__.py").write_text(
+        "from ops.cuda.graph import synchronize\n", encoding="utf-8"
+    )
+    analysed.clear()
+    portlint.python.backend_packages._shared.cache_clear()  # (one process, as above)
+    findings = check(project)[1]
+    assert "graph.py" in analysed
+    assert [f["code"] for f in findings if f["path"].endswith("graph.py")] == ["PRT201"]
+
+
 def test_each_file_is_cached_under_its_own_settings(project, analysed):
     """Files with different closest configurations have separate entries."""
     quiet, strict = Settings(ignore=(CUDA_METHOD,)), Settings()

@@ -99,27 +99,30 @@ def _listing(folder: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
     return tuple(sorted(folders)), tuple(sorted(modules))
 
 
-def _siblings(package: str, vendor: str, words: dict[str, str]) -> frozenset[str]:
-    """The vendors of the folders and modules beside ``package``, and of the folders inside a
-    sibling folder that names no vendor itself (``dlinfer/ascend``)."""
+def _sibling_backends(package: str, vendor: str, words: dict[str, str]) -> list[tuple[str, str]]:
+    """(vendor, path) of the folders and modules beside ``package`` named for another vendor,
+    and of the folders named for one inside a sibling folder that names none itself
+    (``dlinfer/ascend``)."""
     parent, name = os.path.split(package)
     folders, modules = _listing(parent)
-    found = set()
+    found = []
     for other in folders:
         if other == name:
             continue
+        path = os.path.join(parent, other)
         other_vendor = folder_vendor(other, words)
         if other_vendor is not None:
-            found.add(other_vendor)
+            found.append((other_vendor, path))
             continue
-        found.update(
-            v
-            for v in (folder_vendor(n, words) for n in _listing(os.path.join(parent, other))[0])
-            if v is not None
-        )
-    found.update(v for v in (folder_vendor(m, words) for m in modules) if v is not None)
-    found.discard(vendor)
-    return frozenset(found)
+        for inner in _listing(path)[0]:
+            inner_vendor = folder_vendor(inner, words)
+            if inner_vendor is not None:
+                found.append((inner_vendor, os.path.join(path, inner)))
+    for module in modules:
+        module_vendor = folder_vendor(module, words)
+        if module_vendor is not None:
+            found.append((module_vendor, os.path.join(parent, module + ".py")))
+    return [(other, path) for other, path in found if other != vendor]
 
 
 def package_of(
@@ -133,10 +136,11 @@ def package_of(
     vendor = folder_vendor(os.path.basename(folder), words)
     if vendor not in backend_vendors:
         return None  # inside another vendor's folder: not a CUDA backend
-    siblings = _siblings(folder, vendor, words)
-    if not siblings:
+    backends = _sibling_backends(folder, vendor, words)
+    if not backends:
         return None
-    return Package(vendor, folder, siblings, _shared(folder))
+    siblings = frozenset(other for other, _ in backends)
+    return Package(vendor, folder, siblings, _shared(folder, tuple(path for _, path in backends)))
 
 
 def _vendor_folder(path: str, words: dict[str, str]) -> str | None:
@@ -162,29 +166,26 @@ def _dotted(path: str) -> bool:
 
 
 @functools.lru_cache(maxsize=64)
-def _shared(package: str) -> frozenset[str]:
-    """The package's modules that Python files beside the package (in its parent folder, at any
-    depth, outside the package) import by a dotted path through it: ``cuda.graph_runner`` in
-    ``from lmdeploy.pytorch.backends.cuda.graph_runner import ...``. Read once per process."""
-    parent, name = os.path.split(package)
+def _shared(package: str, backends: tuple[str, ...]) -> frozenset[str]:
+    """The package's modules that the sibling backends (folders or modules) import by a dotted
+    path through it: ``cuda.graph_runner`` in ``from lmdeploy.pytorch.backends.cuda.graph_runner
+    import ...`` in ``dlinfer/camb/``. Only the siblings' own files are read, once per process."""
+    name = os.path.basename(package)
     own = _modules_below(package)
     if not own:
         return frozenset()
+    files = [path for path in backends if path.endswith(".py")]
+    for folder in (path for path in backends if not path.endswith(".py")):
+        for root, _, names in os.walk(folder):
+            files.extend(os.path.join(root, file) for file in names if file.endswith(".py"))
     found: set[str] = set()
-    for root, folders, files in os.walk(parent):
-        if root == package:
-            folders[:] = []  # the package's own files import it freely
+    for file in files:
+        try:
+            with open(file, encoding="utf-8", errors="replace") as handle:
+                text = handle.read()
+        except OSError:
             continue
-        for file in files:
-            if not file.endswith(".py"):
-                continue
-            try:
-                with open(os.path.join(root, file), encoding="utf-8", errors="replace") as handle:
-                    text = handle.read()
-            except OSError:
-                continue
-            if f"{name}." not in text:
-                continue
+        if f"{name}." in text:
             found.update(module for module in own if f"{name}.{module.replace('/', '.')}" in text)
     return frozenset(found)
 
