@@ -30,6 +30,10 @@ class Package(NamedTuple):
     #: backend): shared code, not the CUDA backend's own.
     shared: frozenset[str] = frozenset()
 
+    def is_init(self, path: str) -> bool:
+        """The file is the package's own ``__init__.py``, which carries its summary."""
+        return os.path.abspath(path) == os.path.join(self.folder, "__init__.py")
+
     def owns(self, path: str) -> bool:
         """The file is the backend's own: in the package and imported by no sibling."""
         relative = os.path.relpath(os.path.abspath(path), self.folder)
@@ -67,7 +71,7 @@ def is_package_init(path: str) -> bool:
     if os.path.basename(path) != "__init__.py":
         return False
     package = package_of(path, catalogue_words(), BACKEND_VENDORS)
-    return package is not None and os.path.dirname(os.path.abspath(path)) == package.folder
+    return package is not None and package.is_init(path)
 
 
 def folder_vendor(name: str, words: dict[str, str]) -> str | None:
@@ -131,8 +135,13 @@ def package_of(
     """The backend package a file is in: its nearest folder (at most ``MAX_DEPTH`` up) named for
     one of ``backend_vendors``, when that folder has siblings named for other vendors."""
     folder = _vendor_folder(path, words)
-    if folder is None:
-        return None
+    return None if folder is None else _package_at(folder, words, backend_vendors)
+
+
+def _package_at(
+    folder: str, words: dict[str, str], backend_vendors: tuple[str, ...]
+) -> Package | None:
+    """``package_of`` for a file whose nearest folder named for a vendor is ``folder``."""
     vendor = folder_vendor(os.path.basename(folder), words)
     if vendor not in backend_vendors:
         return None  # inside another vendor's folder: not a CUDA backend
@@ -209,7 +218,7 @@ def facts(path: str, words: dict[str, str], backend_vendors: tuple[str, ...]) ->
     folder = _vendor_folder(path, words)
     if folder is None:
         return ""  # most files: no folder above them names a vendor
-    package = package_of(path, words, backend_vendors)
+    package = _package_at(folder, words, backend_vendors)
     if package is None:
         parent = os.path.dirname(folder)
         folders, modules = _listing(parent)

@@ -79,10 +79,12 @@ def _package_backend(path: str, text_lines: int, words: dict[str, str]) -> Backe
     package = package_of(path, words, BACKEND_VENDORS)
     if package is None or not package.owns(path):
         return None
-    own_init = os.path.abspath(path) == os.path.join(package.folder, "__init__.py")
     name = os.path.basename(package.folder) + "/"
     span = Span(1, 0, 1, 0)
-    return Backend(package.vendor, "package", name, package.siblings, span, 1, text_lines, own_init)
+    summarised = package.is_init(path)
+    return Backend(
+        package.vendor, "package", name, package.siblings, span, 1, text_lines, summarised
+    )
 
 
 # -- modules -------------------------------------------------------------------------------------
