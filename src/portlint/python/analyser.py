@@ -220,6 +220,9 @@ class Analyser(ast.NodeVisitor):
         self.ctx.module_functions = frozenset(
             s.name for s in node.body if isinstance(s, ast.FunctionDef | ast.AsyncFunctionDef)
         )
+        self.ctx.module_classes = frozenset(
+            s.name for s in node.body if isinstance(s, ast.ClassDef)
+        )
         self.visit_many(node.body)
 
     def _module_skip(self, node: ast.If | ast.Assign) -> None:
@@ -502,6 +505,7 @@ class Analyser(ast.NodeVisitor):
         for argument, default in pairs:
             if argument.arg not in assigned:
                 self.ctx.resolver.record_value(argument.arg, default)
+                self.ctx.parameter_defaults.add(id(default))
                 self.relevance.add_flow_name(argument.arg)
 
     def visit_Lambda(self, node: ast.Lambda) -> None:

@@ -53,6 +53,8 @@ class Context:
     #: Local names (and ``self.x`` attributes) that hold the result of a CUDA check
     #: (``use_cuda = torch.cuda.is_available()``, ``self.on_cuda = dev.type == "cuda"``).
     cuda_flags: set[str] = field(default_factory=set)
+    #: ids of the parameter defaults that flow to their parameter's uses (``def f(device="cuda")``).
+    parameter_defaults: set[int] = field(default_factory=set)
     #: A function's local CUDA flag -> the check it was given (``is_cuda =
     #: torch.cuda.is_available()``): a call behind ``if is_cuda:`` is behind that check
     #: (``_behind_tests``). A module-level flag or a ``self`` attribute is read far from its
@@ -91,6 +93,8 @@ class Context:
     switch_changes: set[tuple[int, str]] = field(default_factory=set)
     #: Names of the functions defined at module level (per-vendor helpers name their siblings).
     module_functions: frozenset[str] = frozenset()
+    #: Names of the classes defined at module level.
+    module_classes: frozenset[str] = frozenset()
     #: (what, id(node)) -> a fact about a whole function or block, found by one walk of it and
     #: kept while the tree stays as it is (``scope_fact``): a check asked at every site of a
     #: scope walks the scope once, not once per site.

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import os
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -192,6 +193,8 @@ def check_device_strings(node: ast.Call, ctx: Context) -> None:
                 # used only inside a CUDA backend or a test that runs only on CUDA: correct
                 # there by construction; a use elsewhere is the one that reports it
                 continue
+            if literal.via_variable and _forwarded_default(node, name, argument, literal, ctx):
+                continue
             flow = (
                 " flows through a variable into a device position" if literal.via_variable else ""
             )
@@ -206,6 +209,40 @@ def check_device_strings(node: ast.Call, ctx: Context) -> None:
                 # ``register(device=["cuda", "npu"])``: the list names npu's own device too
                 targets = {t: PORTABLE if t in listed else a for t, a in targets.items()}
             ctx.report(literal.node, "PRT101", message, targets=targets, fix=fix, severity=severity)
+
+
+def _forwarded_default(
+    node: ast.Call, name: str | None, argument: ast.expr, literal: DeviceLiteral, ctx: Context
+) -> bool:
+    """``def build(device_type="cuda"): Executor(device_type=device_type)``: a parameter's
+    default handed on under the same keyword to the project's code in another module. The
+    callee's own code is where the value meets a device position (and its own default is
+    reported there); the forwarding function only passes its caller's choice along."""
+    return (
+        isinstance(argument, ast.Name)
+        and id(literal.origin) in ctx.parameter_defaults
+        and any(kw.value is argument and kw.arg == argument.id for kw in node.keywords)
+        and _calls_project_code(node, name, ctx)
+    )
+
+
+def _calls_project_code(node: ast.Call, name: str | None, ctx: Context) -> bool:
+    """The callee is the project's own code outside this module: a name imported from a
+    package the file sits in (``lmdeploy.config.ModelConfig`` in ``lmdeploy/engine.py``), a
+    relatively imported one, or the base class's method (``super().__init__``). Torch, other
+    libraries, this module's own functions and methods of objects (``tensor.to``) are not."""
+    func = node.func
+    if name is not None:
+        folders = os.path.abspath(ctx.path).split(os.sep)[:-1]
+        return name.split(".")[0] in folders
+    if isinstance(func, ast.Name):
+        return func.id not in ctx.module_functions and func.id not in ctx.module_classes
+    return (
+        isinstance(func, ast.Attribute)
+        and isinstance(func.value, ast.Call)
+        and isinstance(func.value.func, ast.Name)
+        and func.value.func.id == "super"
+    )
 
 
 def _listed_beside(argument: ast.AST, node: ast.AST, ctx: Context) -> frozenset[str]:
