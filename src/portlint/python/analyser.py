@@ -534,7 +534,7 @@ class Analyser(ast.NodeVisitor):
 
     def visit_Assign(self, node: ast.Assign) -> None:
         covered = frozenset()
-        if self._only_printed(node):
+        if self._only_printed(node) or self._only_raised(node):
             # ``device = torch.device("cuda" if ... else "cpu")`` then only ``print(device)``:
             # the choice places no work, it is only described
             covered = frozenset(self.vendors.markers)
@@ -601,6 +601,37 @@ class Analyser(ast.NodeVisitor):
             return False
         scope = self._function_scope()
         return scope is not None and _only_printed_names({node.targets[0].id}, scope, self.ctx)
+
+    def _only_raised(self, node: ast.Assign) -> bool:
+        """``sm = torch.cuda.get_device_capability()`` in a block that ends in ``raise
+        RuntimeError(f"... sm{sm}")``, and the name is read nowhere else in the function: the
+        value only words the failure the block raises on every target."""
+        if not (len(node.targets) == 1 and isinstance(node.targets[0], ast.Name)):
+            return False
+        holder = self.stack[-2] if len(self.stack) > 1 else None
+        block = _block_of(node, holder, self.ctx) if holder is not None else []
+        scope = self._function_scope()
+        if not block or not isinstance(block[-1], ast.Raise) or scope is None:
+            return False
+        if not self.relevance.has_candidate(node.lineno, node.end_lineno or node.lineno):
+            return False
+        name = node.targets[0].id
+        raised = {id(n) for n in walk(block[-1])}
+        reads = [
+            n
+            for n in walk(scope)
+            if isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Load)
+        ]
+        return bool(reads) and all(id(n) in raised for n in reads)
+
+    def visit_Raise(self, node: ast.Raise) -> None:
+        """``raise RuntimeError(f"unsupported GPU {torch.cuda.get_device_name()}")``: the
+        message words a failure that happens on every target; a CUDA call in it only changes
+        which exception says so."""
+        outer = self.guard
+        self.guard = outer.inside(False, frozenset(self.vendors.markers))
+        self.generic_visit(node)
+        self.guard = outer
 
     def _function_scope(self) -> ast.AST | None:
         """The innermost function being walked, or None at module or class level."""
