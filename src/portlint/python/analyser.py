@@ -926,6 +926,7 @@ class Analyser(ast.NodeVisitor):
                 or _only_calls(branch, NUMERIC_MODE_CALL)
                 or self._waits_for_a_clock(branch)
                 or self._in_environment_report()
+                or self._in_observer()
                 or _fills_index(branch)
                 or any(_stand_in(other) for other in branches if other is not branch)
             )
@@ -1018,6 +1019,17 @@ class Analyser(ast.NodeVisitor):
         table = self.ctx.catalog.table("device").get("device", {}).get("environment_reports", {})
         lower = scope.name.lower()
         return any(name in lower for name in table.get("names", ()))
+
+    def _in_observer(self) -> bool:
+        """The innermost class, or one of its bases, is named for observing the run
+        (``MemoryMonitor``, ``TextLoggerHook``; rules/device.toml ``[device.observers]``): a
+        CUDA test there only decides what is recorded."""
+        scope = next((s for s in reversed(self.stack) if isinstance(s, ast.ClassDef)), None)
+        if scope is None:
+            return False
+        table = self.ctx.catalog.table("device").get("device", {}).get("observers", {})
+        names = [scope.name, *(_last_name(base) for base in scope.bases)]
+        return any(word in name for name in names for word in table.get("words", ()))
 
     def _only_relayouts(self, branch: Branch) -> bool:
         """Every statement of the branch is ``x = x.contiguous()`` (rules/device.toml
@@ -1607,6 +1619,13 @@ def _printed_and_uses(scope: ast.AST) -> tuple[set[int], dict[str, list[int]]]:
         elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
             uses.setdefault(node.id, []).append(id(node))
     return printed, uses
+
+
+def _last_name(node: ast.expr) -> str:
+    """``Callback`` of ``composer.core.Callback``; empty for anything but a name."""
+    if isinstance(node, ast.Attribute):
+        return node.attr
+    return node.id if isinstance(node, ast.Name) else ""
 
 
 def _block_of(node: ast.AST, parent: ast.AST, ctx: Context) -> list[ast.AST]:
