@@ -13,7 +13,7 @@ from portlint.python.backends import vendor_words
 from portlint.python.context import Context
 from portlint.python.cuda_tests import in_skip_condition, test_skips
 from portlint.python.fixes import FixBase, _contains
-from portlint.python.guards import cuda_prefix
+from portlint.python.guards import asks_availability, cuda_prefix
 from portlint.python.torch_api import torch_cuda_api
 from portlint.python.tree import walk
 
@@ -365,6 +365,22 @@ def _in_device_name(node: ast.Compare) -> bool:
     return any(word in name for word in DEVICE_WORDS)
 
 
+def _restates_selection(operand: ast.expr, ctx: Context) -> bool:
+    """``device = "cuda" if torch.cuda.is_available() else "cpu"`` then ``dtype = torch.bfloat16
+    if device == "cuda" else torch.float32``: every value the name holds is a selection by
+    CUDA's availability, reported where it is made (PRT101); the comparison asks its question
+    again. (``"cuda" if "cuda" in device else "cpu"`` selects by something else.)"""
+    if not isinstance(operand, ast.Name):
+        return False
+    values = ctx.resolver.values_of(operand.id)
+    return bool(values) and all(
+        isinstance(value, ast.IfExp)
+        and is_selection(value, ctx)
+        and asks_availability(value.test, ctx.qualified_name, ctx.cuda_flags)
+        for value in values
+    )
+
+
 #: Names that hold a device or an accelerator name (``self._accelerator_flag``).
 DEVICE_WORDS = ("device", "accelerator")
 
@@ -372,6 +388,8 @@ DEVICE_WORDS = ("device", "accelerator")
 def check_device_type_comparison(node: ast.Compare, ctx: Context) -> None:
     operands = [node.left, *node.comparators]
     if not any(is_device_expression(operand) for operand in operands) and not _in_device_name(node):
+        return
+    if any(_restates_selection(operand, ctx) for operand in operands):
         return
     rule = ctx.catalog.rules["PRT104"]
     for operand in operands:
