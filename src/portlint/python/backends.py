@@ -67,7 +67,10 @@ def vendor_of(name: str, words: dict[str, str]) -> str | None:
 
 def find_backends(tree: ast.Module, path: str, text_lines: int, catalog: Catalog) -> list[Backend]:
     words = vendor_words(catalog)
-    module = _module_backend(path, text_lines, words) or _package_backend(path, text_lines, words)
+    also = catalog.table("device").get("backend", {}).get("sibling_also_serves", {})
+    module = _module_backend(path, text_lines, words, also) or _package_backend(
+        path, text_lines, words
+    )
     if module is not None:
         return [module]
     return _class_backends(tree, words) + _registered_backends(tree, words)
@@ -99,7 +102,11 @@ def _python_stems(directory: str) -> frozenset[str]:
     return frozenset(name[:-3] for name in names if name.endswith(".py"))
 
 
-def _module_backend(path: str, text_lines: int, words: dict[str, str]) -> Backend | None:
+def _module_backend(
+    path: str, text_lines: int, words: dict[str, str], also: dict[str, list[str]]
+) -> Backend | None:
+    """``cuda.py`` beside ``npu.py``, or ``cuda_accelerator.py`` beside ``xpu_accelerator.py``.
+    A sibling named by a word of ``also`` (``ipex.py``) serves those targets too."""
     directory, filename = os.path.split(path)
     if not filename.endswith(".py"):
         return None
@@ -120,9 +127,11 @@ def _module_backend(path: str, text_lines: int, words: dict[str, str]) -> Backen
             a == b for i, (a, b) in enumerate(zip(parts, other_parts, strict=True)) if i != position
         )
         if same_shape or len(other_parts) == 1:
-            sibling = words.get(other_parts[position if same_shape else 0].lower())
+            word = other_parts[position if same_shape else 0].lower()
+            sibling = words.get(word)
             if sibling is not None and sibling != vendor:
                 siblings.add(sibling)
+                siblings.update(also.get(word, ()))
     if not siblings:
         return None
     return Backend(vendor, "module", filename, frozenset(siblings), Span(1, 0, 1, 0), 1, text_lines)
