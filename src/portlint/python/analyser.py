@@ -30,6 +30,7 @@ from portlint.python import (
     slices,
 )
 from portlint.python.backends import (
+    Backend,
     backend_finding,
     find_backends,
     nvidia_feature_words,
@@ -2206,6 +2207,19 @@ def analyse_python(
         sink.emit(finding)
 
 
+def _fold_lone_class(
+    backend: Backend, findings: list[Finding], summaries: list[Finding], path: str, catalog: Catalog
+) -> list[Finding]:
+    """A class named for CUDA or ROCm with no sibling (``CUDAGraphWrapper``): what is reported
+    inside it becomes its one summary, added to ``summaries``; a class with nothing reported
+    inside gets none."""
+    inside = [f for f in findings if backend.first_line <= f.span.line <= backend.last_line]
+    if not inside:
+        return findings
+    summaries.append(backend_finding(backend, path, catalog, len(inside)))
+    return [f for f in findings if not backend.first_line <= f.span.line <= backend.last_line]
+
+
 def _analyse_tree(
     source: SourceFile,
     tree: ast.Module,
@@ -2216,7 +2230,8 @@ def _analyse_tree(
 ) -> tuple[list[Finding], dict[int, Guard]]:
     """The findings of a parsed module, and the nodes the walk visited (their guards).
     ``stubs``: the module's definitions left unparsed, parsed if the walk reaches them."""
-    backends = find_backends(tree, source.path, source.text.count("\n") + 1, catalog)
+    found = find_backends(tree, source.path, source.text.count("\n") + 1, catalog)
+    backends = [backend for backend in found if not backend.lone]
     summaries = [
         backend_finding(backend, source.path, catalog) for backend in backends if backend.summarised
     ]
@@ -2235,7 +2250,11 @@ def _analyse_tree(
         analyser.relevance.stand_ins[id(stub)] = functools.partial(_parse_stub, stub, ctx)
     analyser.visit(tree)
     analyser.drop_cuda_path_helpers(tree)
-    findings = summaries + ctx.findings()
+    findings = ctx.findings()
+    for backend in found:
+        if backend.lone:
+            findings = _fold_lone_class(backend, findings, summaries, source.path, catalog)
+    findings = summaries + findings
     ctx.fixes = None  # the builder refers back to ctx: without the cycle, the tree is freed now
     return findings, ctx.guards
 

@@ -21,8 +21,9 @@ from portlint.catalog import Catalog
 from portlint.model import PORTABLE, Advice, Finding, Span, Status
 from portlint.python.backend_packages import BACKEND_VENDORS, package_of
 
-#: ``CUDA_Accelerator`` -> CUDA, Accelerator; ``XPUPlatform`` -> XPU, Platform; ``cuda_v2`` -> ...
-WORD = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+")
+#: ``CUDA_Accelerator`` -> CUDA, Accelerator; ``XPUPlatform`` -> XPU, Platform; ``cuda_v2`` -> ...;
+#: ``FastLinearROCm`` -> Fast, Linear, ROCm (AMD's own spelling, kept whole).
+WORD = re.compile(r"ROCm|[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+")
 TITLES = {"cuda": "CUDA", "rocm": "ROCm"}
 TARGETS = ("rocm", "npu", "mlu", "xpu", "mps", "cpu")
 #: Device-type strings: ``"cuda"`` in a backend's body says what it drives; ``"nsight"`` does not.
@@ -41,6 +42,8 @@ class Backend:
     last_line: int
     #: False for a subclass of another backend: it is part of that backend's summary.
     summarised: bool = True
+    #: A class named for CUDA or ROCm with no sibling for another vendor (``CUDAGraphWrapper``).
+    lone: bool = False
 
 
 @functools.cache
@@ -73,7 +76,14 @@ def find_backends(tree: ast.Module, path: str, text_lines: int, catalog: Catalog
     )
     if module is not None:
         return [module]
-    return _class_backends(tree, words) + _registered_backends(tree, words)
+    lone_words = frozenset(
+        catalog.table("device").get("backend", {}).get("lone_class", {}).get("words", ())
+    )
+    if package_of(path, words, BACKEND_VENDORS) is not None:
+        # a CUDA package's module that a sibling backend imports (``_package_backend`` left it
+        # out): its CUDA classes run for that vendor too, so none is CUDA-only by its name
+        lone_words = frozenset()
+    return _class_backends(tree, words, lone_words) + _registered_backends(tree, words)
 
 
 def _package_backend(path: str, text_lines: int, words: dict[str, str]) -> Backend | None:
@@ -144,7 +154,9 @@ def _base_names(node: ast.ClassDef) -> frozenset[str]:
     return frozenset(ast.unparse(base) for base in node.bases) - {"object"}
 
 
-def _class_backends(tree: ast.Module, words: dict[str, str]) -> list[Backend]:
+def _class_backends(
+    tree: ast.Module, words: dict[str, str], lone_words: frozenset[str]
+) -> list[Backend]:
     classes = [node for node in tree.body if isinstance(node, ast.ClassDef)]
     named = [(node, vendor_of(node.name, words), _base_names(node)) for node in classes]
     # A sibling shares a base with the class, derives from it, or is one of its bases: the
@@ -172,10 +184,23 @@ def _class_backends(tree: ast.Module, words: dict[str, str]) -> list[Backend]:
         if vendor in BACKEND_VENDORS and node.name not in by_name and parents:
             part = _backend_at(node, vendor, "class", set(parents[0].siblings))
             found.append(dataclasses.replace(part, summarised=False))
+    # A class named outright for CUDA or ROCm with no sibling (``CUDAGraphWrapper``,
+    # ``FastLinearROCm``): CUDA-only code by its name, one summary like a backend's.
+    taken = {backend.name for backend in found}
+    for node, vendor, _ in named:
+        if (
+            vendor in BACKEND_VENDORS
+            and node.name not in taken
+            and any(word.lower() in lone_words for word in WORD.findall(node.name))
+            and any(_mentions_vendor(statement, words) for statement in node.body)
+        ):
+            # the body only: a decorator (``@register(device="cuda")``) builds the class
+            backend = _backend_at(node, vendor, "class", set())
+            found.append(dataclasses.replace(backend, first_line=node.lineno, lone=True))
     return found
 
 
-def _mentions_vendor(node: ast.ClassDef, words: dict[str, str]) -> bool:
+def _mentions_vendor(node: ast.AST, words: dict[str, str]) -> bool:
     """The class body uses something of its vendor's (a name or attribute with a vendor word,
     ``torch.cuda``, or its device string ``"cuda"``): a configuration class that only holds
     settings (``NsightToolConfig`` beside ``NPUToolConfig``, ``name = "nsight"``) has nothing
@@ -254,7 +279,8 @@ def _registered_backends(tree: ast.Module, words: dict[str, str]) -> list[Backen
 # -- the finding ---------------------------------------------------------------------------------
 
 
-def backend_finding(backend: Backend, path: str, catalog: Catalog) -> Finding:
+def backend_finding(backend: Backend, path: str, catalog: Catalog, sites: int = 0) -> Finding:
+    """The summary of a backend; ``sites``: for a lone class, how many findings it stands for."""
     rule = catalog.rules["PRT105"]
     siblings = [t for t in TARGETS if t in backend.siblings]
     # ROCm builds of PyTorch run the CUDA backend: ROCm is never missing from it.
@@ -275,6 +301,13 @@ def backend_finding(backend: Backend, path: str, catalog: Catalog) -> Finding:
         backend.kind
     ]
     message = f"{TITLES[backend.vendor]} backend{label} `{backend.name}`"
+    if backend.lone:
+        title = TITLES[backend.vendor]
+        sites_run = f"{sites} {title} sites run" if sites != 1 else f"1 {title} site runs"
+        message = (
+            f"{title} class `{backend.name}`: named for {title}, with no sibling class for another"
+            f" vendor; its {sites_run} wherever the code that builds it lets them"
+        )
     siblings += sorted(s for s in backend.siblings if s not in TARGETS)
     parts = []
     if siblings:
