@@ -552,6 +552,20 @@ class Analyser(ast.NodeVisitor):
                 self._record_attribute(target.attr, node.value)
                 self._record_attribute_flag(target, node.value)
 
+    def _unadmitted(self, branches: list[Branch]) -> frozenset[str]:
+        """The targets an assert of the function keeps out of what the chain's tests compare."""
+        if not self.ctx.admitted:
+            return frozenset()
+        tests = [b.test for b in branches if b.test is not None]
+        for test in (node for t in tests for node in walk(t)):
+            if isinstance(test, ast.Compare):
+                arriving = device_checks.admitted_targets(
+                    [test.left, *test.comparators], self.ctx, self.vendors.words
+                )
+                if arriving is not None:
+                    return frozenset(self.vendors.markers) - arriving
+        return frozenset()
+
     def _flag_run(self, node: ast.Assign) -> frozenset[str]:
         """``use_cuda = torch.cuda.is_available()`` among ``use_xpu = is_xpu_available()``,
         ``use_npu = is_npu_available()``: adjacent flags for each vendor, as a dispatch's arms
@@ -828,9 +842,12 @@ class Analyser(ast.NodeVisitor):
         ]
         rocm_arm = bool(rocm_arms)
         twinned: set[int] | None = None  # the branches with a generic twin, found on demand
+        # ``assert device_type in ["cuda", "ascend", "camb"]`` at the top of the function: a
+        # target it leaves out never reaches the chain
+        unadmitted = self._unadmitted(branches)
         for position, branch in enumerate(branches):
             covered = frozenset().union(
-                extra_handled, *(h for i, h in enumerate(handled) if i != position)
+                extra_handled, unadmitted, *(h for i, h in enumerate(handled) if i != position)
             )
             only = None
             if branch.test is not None:
@@ -1288,6 +1305,64 @@ class Analyser(ast.NodeVisitor):
         self.guard = outer
         if node.msg is not None:
             self.visit(node.msg)
+        self._record_admitted(node)
+
+    def _record_admitted(self, node: ast.Assert) -> None:
+        """``assert device_type in ["cuda", "ascend", "camb"]`` among the statements of a
+        function's body: after it, the expression holds one of those strings."""
+        scope = self.ctx.function_scope()
+        test = node.test
+        if (
+            scope is None
+            or node not in scope.body
+            or not isinstance(test, ast.Compare)
+            or len(test.ops) != 1
+            or not isinstance(test.ops[0], ast.In)
+            or not isinstance(test.comparators[0], ast.List | ast.Tuple | ast.Set)
+        ):
+            return
+        elements = test.comparators[0].elts
+        if not elements or not all(
+            isinstance(e, ast.Constant) and isinstance(e.value, str) for e in elements
+        ):
+            return
+        admitted = frozenset(str(e.value) for e in elements if isinstance(e, ast.Constant))
+        if not any(value.lower() in self.vendors.words for value in admitted):
+            return  # ``assert backend in ["gloo", "nccl"]``: no device names
+        expression = ast.unparse(test.left)
+        # The stores after the assert, by name: a name first stored from the asserted expression
+        # (``device_type = eles[0]``) holds the same until its next store; the expression
+        # itself until a store of it.
+        stores: dict[str, list[tuple[int, ast.expr | None]]] = {}
+        simple: set[int] = set()  # the targets of ``name = value``, counted with their value
+        for inner in walk(scope):
+            line = getattr(inner, "lineno", 0)
+            if line <= node.lineno:
+                continue
+            if isinstance(inner, ast.Assign) and len(inner.targets) == 1:
+                target = inner.targets[0]
+                if isinstance(target, ast.Name):
+                    stores.setdefault(target.id, []).append((line, inner.value))
+                    simple.add(id(target))
+                    continue
+            stored = isinstance(inner, ast.Name) and isinstance(inner.ctx, ast.Store)
+            if stored and id(inner) not in simple:
+                stores.setdefault(inner.id, []).append((line, None))
+        never = float("inf")
+        spans = {
+            expression: (
+                node.lineno,
+                min((ln for ln, _ in stores.get(expression, [])), default=never),
+            )
+        }
+        for name, found in stores.items():
+            found.sort(key=lambda store: store[0])
+            first_line, value = found[0]
+            if value is not None and ast.unparse(value) == expression:
+                until = found[1][0] if len(found) > 1 else never
+                spans[name] = (first_line, until)
+        for name, (start, until) in spans.items():
+            self.ctx.admitted[(id(scope), name)] = (admitted, start, until)
 
     def visit_Try(self, node: ast.Try) -> None:
         self._try_flags(node)

@@ -55,6 +55,10 @@ class Context:
     cuda_flags: set[str] = field(default_factory=set)
     #: ids of the parameter defaults that flow to their parameter's uses (``def f(device="cuda")``).
     parameter_defaults: set[int] = field(default_factory=set)
+    #: (id of a function, the text of an expression) -> the only strings an assert at the top of
+    #: the function lets it hold (``assert device_type in ["cuda", "ascend"]``), and the lines
+    #: from which and before which it holds them; also for a name assigned from it.
+    admitted: dict[tuple[int, str], tuple[frozenset[str], int, float]] = field(default_factory=dict)
     #: A function's local CUDA flag -> the check it was given (``is_cuda =
     #: torch.cuda.is_available()``): a call behind ``if is_cuda:`` is behind that check
     #: (``_behind_tests``). A module-level flag or a ``self`` attribute is read far from its

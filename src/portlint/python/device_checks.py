@@ -406,15 +406,22 @@ def check_device_type_comparison(node: ast.Compare, ctx: Context) -> None:
         elements = (
             operand.elts if isinstance(operand, ast.Tuple | ast.List | ast.Set) else [operand]
         )
-        # ``device_type in ("cuda", "mps", "cpu")``: the targets listed beside it are handled
+        # ``device_type in ("cuda", "mps", "cpu")``: the targets listed beside it are handled,
+        # also by a vendor word (``"ascend"`` is npu's, ``"camb"`` mlu's: rules/device.toml
+        # ``[backend.vendors]``); a target the function's assert left out never arrives
+        words = vendor_words(ctx.catalog)
         listed = {e.value for e in elements if isinstance(e, ast.Constant)}
-        targets = {t: PORTABLE if t in listed else a for t, a in rule.targets.items()}
+        handled = listed | {words.get(str(value).lower()) for value in listed}
+        arriving = admitted_targets(operands, ctx, words)
+        targets = {
+            t: PORTABLE if t in handled or (arriving is not None and t not in arriving) else a
+            for t, a in rule.targets.items()
+        }
         if "cpu" in targets and _feeds_only_transfer_hints(node, ctx):
             targets["cpu"] = PORTABLE
         rng_only = _feeds_only_rng_fork(node, ctx)
         # ``device_type in ["cuda", "rocm"]``: a list that names other vendors means them; the
         # machine's own type written into it would change which of them match
-        words = vendor_words(ctx.catalog)
         names_vendors = any(
             words.get(str(value).lower()) not in (None, "cuda", "cpu") for value in listed
         )
@@ -432,6 +439,24 @@ def check_device_type_comparison(node: ast.Compare, ctx: Context) -> None:
                     fix = None  # the skipped test's body still says "cuda" (python.cuda_tests)
                 severity = Severity.INFO if rng_only or skips else None
                 ctx.report(element, "PRT104", message, targets=targets, fix=fix, severity=severity)
+
+
+def admitted_targets(
+    operands: list[ast.expr], ctx: Context, words: dict[str, str]
+) -> frozenset[str] | None:
+    """The targets that can arrive in a compared name, where an assert at the top of the
+    function admitted only some names (``assert device_type in ["cuda", "ascend", "camb"]``:
+    npu and mlu, by their vendor words); None where nothing narrowed it."""
+    scope = ctx.function_scope()
+    if scope is None:
+        return None
+    for operand in operands:
+        found = ctx.admitted.get((id(scope), ast.unparse(operand)))
+        if found is not None:
+            admitted, start, until = found
+            if start < operand.lineno < until:
+                return frozenset(words.get(value.lower(), value.lower()) for value in admitted)
+    return None
 
 
 def check_device_type_prefix(node: ast.Call, ctx: Context) -> None:
