@@ -220,6 +220,8 @@ class MultiDevice:
     single_process_members: frozenset[str] = frozenset()
     #: names of process counts (``world_size``)
     process_counts: frozenset[str] = frozenset()
+    #: calls that set up a group of processes (``init_process_group``)
+    group_setups: frozenset[str] = frozenset()
 
     @classmethod
     def from_facts(cls, facts: Mapping[str, Mapping], table: Mapping) -> MultiDevice:
@@ -234,6 +236,7 @@ class MultiDevice:
             tuple(word.lower() for word in table.get("scope_words", ())),
             frozenset(table.get("single_process_members", ())),
             frozenset(table.get("process_counts", ())),
+            frozenset(table.get("group_setups", ())),
         )
 
     def names_scope(self, name: str) -> bool:
@@ -267,11 +270,28 @@ class MultiDevice:
         counts, since setting it changes nothing where there is one device."""
         if branch.test is not None and any(_asks_several(n) for n in walk(branch.test)):
             return True
+        if branch.test is not None and self._sets_up_group(branch.body):
+            # ``if ddp and device_type == "cuda": ... init_process_group("nccl")``: a branch
+            # that starts several processes, one per device
+            return True
         statements = _statements(branch.body)
         assigns = [s for s in statements if isinstance(s, ast.Assign)]
         if not assigns or any(not isinstance(s, ast.Assign | ast.Pass) for s in statements):
             return False
         return all(self._multi_device_value(s, branch.test is None) for s in assigns)
+
+    def _sets_up_group(self, body: list[ast.AST]) -> bool:
+        return any(
+            isinstance(node, ast.Call)
+            and (
+                node.func.attr
+                if isinstance(node.func, ast.Attribute)
+                else getattr(node.func, "id", "")
+            )
+            in self.group_setups
+            for statement in body
+            for node in walk(statement)
+        )
 
     def _multi_device_value(self, statement: ast.Assign, fallback: bool) -> bool:
         value = statement.value
