@@ -457,10 +457,14 @@ def _is_cuda_check(expr: ast.expr, resolve: Resolve) -> bool:
         return True
     if isinstance(expr, ast.Call) and CUDA_PREDICATE.fullmatch(_call_name(expr) or ""):
         return True  # is_cuda_available(), current_platform.is_cuda()
+    if isinstance(expr, ast.Name) and CUDA_FLAG.fullmatch(expr.id):
+        return True  # IS_CUDA_AVAILABLE, a module constant that holds such a check
     return resolve(target) in CUDA_CHECKS
 
 
 CUDA_PREDICATE = re.compile(r"is_(?:torch_)?(?:cuda|nvidia)(?:_available)?")
+#: ``IS_CUDA_AVAILABLE`` (mmengine.device, imported by mmcv): a constant named for the check.
+CUDA_FLAG = re.compile(r"IS_(?:TORCH_)?CUDA_AVAILABLE")
 
 
 def _is_len_call(expr: ast.expr) -> TypeGuard[ast.Call]:
