@@ -35,9 +35,9 @@ GENERIC_MARKERS = ("torch.accelerator", "torch.get_device_module")
 #: ``"cuda"``, ``"cuda:0"``; not a backend spec such as ``"cuda:nccl,cpu:gloo"``.
 CUDA_DEVICE_TEXT = re.compile(r"cuda(:\d+)?")
 #: ``is_npu_available``, ``is_torch_xpu_available``, ``is_rocm``, ``has_mlu``,
-#: ``has_rocm_capability``: a vendor predicate.
+#: ``has_rocm_capability``, ``is_rocm_pytorch`` (mmengine.utils.dl_utils): a vendor predicate.
 PREDICATE = re.compile(
-    r"(?:is|has|use)_(?:torch_)?([a-z]+)(?:_available|_capability)?", re.IGNORECASE
+    r"(?:is|has|use)_(?:torch_)?([a-z]+)(?:_available|_capability|_pytorch)?", re.IGNORECASE
 )
 
 
