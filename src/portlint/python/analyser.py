@@ -27,6 +27,7 @@ from portlint.python import (
     distributed_checks,
     environment_checks,
     package_checks,
+    position_params,
     slices,
 )
 from portlint.python.backends import (
@@ -112,6 +113,13 @@ RUN_REACH = 32
 
 #: Node type -> the Analyser method that walks it.
 VISITORS: dict[type, Callable[[Analyser, ast.AST], None]] = {}
+
+#: What makes a device or backend position, for the module's private functions' parameters.
+POSITIONS = position_params.Positions(
+    device_checks.DEVICE_KEYWORDS,
+    distributed_checks.BACKEND_KEYWORDS,
+    frozenset(name for name, first in distributed_checks.BACKEND_CALLS.items() if first),
+)
 
 
 class Analyser(ast.NodeVisitor):
@@ -221,8 +229,14 @@ class Analyser(ast.NodeVisitor):
         self.ctx.module_functions = frozenset(
             s.name for s in node.body if isinstance(s, ast.FunctionDef | ast.AsyncFunctionDef)
         )
-        self.ctx.module_classes = frozenset(
-            s.name for s in node.body if isinstance(s, ast.ClassDef)
+        self.ctx.relative_imports = frozenset(
+            alias.asname or alias.name
+            for s in node.body
+            if isinstance(s, ast.ImportFrom) and s.level > 0
+            for alias in s.names
+        )  # the module's own; a function's are read where they are needed
+        self.ctx.positions = position_params.summarise(
+            node, self.relevance.has_candidate, POSITIONS
         )
         self.visit_many(node.body)
 
@@ -504,10 +518,43 @@ class Analyser(ast.NodeVisitor):
             if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)
         }
         for argument, default in pairs:
-            if argument.arg not in assigned:
-                self.ctx.resolver.record_value(argument.arg, default)
-                self.ctx.parameter_defaults.add(id(default))
-                self.relevance.add_flow_name(argument.arg)
+            if argument.arg in assigned or self._always_given(node, argument.arg, positional):
+                continue
+            self.ctx.resolver.record_value(argument.arg, default)
+            self.ctx.parameter_defaults.add(id(default))
+            self.relevance.add_flow_name(argument.arg)
+
+    def _always_given(
+        self, node: ast.FunctionDef | ast.AsyncFunctionDef, name: str, positional: list[ast.arg]
+    ) -> bool:
+        """``def _check(self, dtype, device="cuda")`` whose every call in the module gives
+        ``device`` (``self._check(torch.float, device=device)``): a private function's default
+        that no call leaves in place never flows. Only a private name: another module may call
+        a public one without the argument."""
+        if not node.name.startswith("_") or node.name.startswith("__"):
+            return False
+        module = self.stack[0] if self.stack else None
+        if module is None:
+            return False
+        calls = self.ctx.scope_fact("calls by name", module, _calls_by_name).get(node.name, [])
+        written, _ = _calls_and_assigned_calls(node.name, self.ctx.text)
+        if not calls or len(calls) != written - 1:
+            return False  # a call the parse left out (a definition not read), or none
+        method = bool(positional) and positional[0].arg in ("self", "cls")
+        index = next((i for i, a in enumerate(positional) if a.arg == name), None)
+        if index is not None and method:
+            index -= 1
+        for call in calls:
+            given = [kw.value for kw in call.keywords if kw.arg == name]
+            if index is not None and index < len(call.args):
+                given.append(call.args[index])
+            if any(isinstance(a, ast.Starred) for a in call.args) or any(
+                kw.arg is None for kw in call.keywords
+            ):
+                return False  # ``f(*args)``, ``f(**options)``: cannot tell
+            if not given or (isinstance(given[0], ast.Constant) and given[0].value is None):
+                return False
+        return True
 
     def visit_Lambda(self, node: ast.Lambda) -> None:
         self.ctx.resolver.push(function_locals(node))
@@ -1695,6 +1742,24 @@ def _printed_and_uses(scope: ast.AST) -> tuple[set[int], dict[str, list[int]]]:
         elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
             uses.setdefault(node.id, []).append(id(node))
     return printed, uses
+
+
+def _calls_by_name(module: ast.AST) -> dict[str, list[ast.Call]]:
+    """The calls in ``module`` of a plain name or of a ``self``/``cls`` method, by that name."""
+    found: dict[str, list[ast.Call]] = {}
+    for node in walk(module):
+        if not isinstance(node, ast.Call):
+            continue
+        func = node.func
+        if isinstance(func, ast.Name):
+            found.setdefault(func.id, []).append(node)
+        elif (
+            isinstance(func, ast.Attribute)
+            and isinstance(func.value, ast.Name)
+            and func.value.id in ("self", "cls")
+        ):
+            found.setdefault(func.attr, []).append(node)
+    return found
 
 
 def _last_name(node: ast.expr) -> str:

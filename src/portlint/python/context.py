@@ -97,8 +97,11 @@ class Context:
     switch_changes: set[tuple[int, str]] = field(default_factory=set)
     #: Names of the functions defined at module level (per-vendor helpers name their siblings).
     module_functions: frozenset[str] = frozenset()
-    #: Names of the classes defined at module level.
-    module_classes: frozenset[str] = frozenset()
+    #: Names bound by the module's relative imports (``from .workers import Worker``).
+    relative_imports: frozenset[str] = frozenset()
+    #: The parameters of the module's private functions that reach a device or backend
+    #: position (``python.position_params.Summary``); set before the walk.
+    positions: Any = None
     #: (what, id(node)) -> a fact about a whole function or block, found by one walk of it and
     #: kept while the tree stays as it is (``scope_fact``): a check asked at every site of a
     #: scope walks the scope once, not once per site.

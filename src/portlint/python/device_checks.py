@@ -148,6 +148,8 @@ def device_arguments(node: ast.Call, name: str | None) -> list[tuple[ast.expr, b
     if node.args and (name in DEVICE_FIRST_ARGUMENT or is_to):
         wants_type = name in TYPE_FIRST_ARGUMENT or (name == "torch.device" and len(node.args) > 1)
         found.append((node.args[0], wants_type))
+    if isinstance(node.func, ast.Name) and node.func.id == "dict":
+        return found  # ``dict(device_type=device_type, ...)`` builds a mapping: no position
     found.extend(
         (kw.value, kw.arg in TYPE_KEYWORDS) for kw in node.keywords if kw.arg in DEVICE_KEYWORDS
     )
@@ -187,7 +189,12 @@ def check_device_strings(node: ast.Call, ctx: Context) -> None:
     if like is not None:
         entry = torch_cuda_api(ctx.catalog).entry(like)
         severity, behaviour = entry.severity, entry.behaviour_text()
-    for argument, wants_type in device_arguments(node, name):
+    arguments = device_arguments(node, name)
+    if ctx.positions is not None:
+        # ``_place(x, device)`` where the module's private ``_place`` puts ``device`` in a
+        # device position: the argument is in one too
+        arguments += [(a, False) for a in ctx.positions.arguments(node, "device")]
+    for argument, wants_type in arguments:
         for literal in device_literals(argument, ctx):
             if literal.via_variable and ctx.in_backend(node):
                 # used only inside a CUDA backend or a test that runs only on CUDA: correct
@@ -229,19 +236,32 @@ def _forwarded_default(
 def _calls_project_code(node: ast.Call, name: str | None, ctx: Context) -> bool:
     """The callee is the project's own code outside this module: a name imported from a
     package the file sits in (``lmdeploy.config.ModelConfig`` in ``lmdeploy/engine.py``), a
-    relatively imported one, or the base class's method (``super().__init__``). Torch, other
-    libraries, this module's own functions and methods of objects (``tensor.to``) are not."""
+    relatively imported one (``from .workers import Worker``), or the base class's method
+    (``super().__init__``). Torch, other libraries, this module's own functions and methods of
+    objects (``tensor.to``) are not."""
     func = node.func
     if name is not None:
         folders = os.path.abspath(ctx.path).split(os.sep)[:-1]
         return name.split(".")[0] in folders
     if isinstance(func, ast.Name):
-        return func.id not in ctx.module_functions and func.id not in ctx.module_classes
+        scope = ctx.function_scope()
+        local = ctx.scope_fact("relative imports", scope, relative_imports) if scope else ()
+        return func.id in ctx.relative_imports or func.id in local
     return (
         isinstance(func, ast.Attribute)
         and isinstance(func.value, ast.Call)
         and isinstance(func.value.func, ast.Name)
         and func.value.func.id == "super"
+    )
+
+
+def relative_imports(scope: ast.AST) -> frozenset[str]:
+    """The names that relative imports in ``scope`` bind (``from .workers import Worker``)."""
+    return frozenset(
+        alias.asname or alias.name
+        for node in walk(scope)
+        if isinstance(node, ast.ImportFrom) and node.level > 0
+        for alias in node.names
     )
 
 

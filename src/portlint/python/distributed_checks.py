@@ -79,11 +79,15 @@ def _function_name(node: ast.Call) -> str | None:
 
 def check_backend_call(node: ast.Call, ctx: Context) -> None:
     name = _function_name(node)
-    if name not in BACKEND_CALLS:
-        return
-    arguments = [kw.value for kw in node.keywords if kw.arg in BACKEND_KEYWORDS]
-    if BACKEND_CALLS[name] and node.args:
-        arguments.append(node.args[0])
+    arguments = []
+    if name in BACKEND_CALLS:
+        arguments = [kw.value for kw in node.keywords if kw.arg in BACKEND_KEYWORDS]
+        if BACKEND_CALLS[name] and node.args:
+            arguments.append(node.args[0])
+    elif ctx.positions is not None:
+        # ``_build_group(ranks, ccl_backend)`` where the module's private ``_build_group``
+        # passes ``ccl_backend`` to ``new_group(backend=...)``
+        arguments = ctx.positions.arguments(node, "backend")
     for argument in arguments:
         for literal, via_variable in nccl_literals(argument, ctx):
             flow = " (through a variable)" if via_variable else ""
