@@ -122,9 +122,19 @@ def _is_parameter(node: Function, name: str) -> bool:
 
 
 def _direct(node: Function, positions: Positions) -> dict[str, str]:
-    """The parameters of ``node`` written straight into a device or backend position."""
+    """The parameters of ``node`` written straight into a device or backend position, outside
+    any branch: a position in one arm (``else: init_process_group(backend=backend)`` after
+    arms for npu and mlu with their own backends) is reached only by some targets, which the
+    caller cannot tell."""
     kinds: dict[str, str] = {}
-    for call in (n for n in walk(node) if isinstance(n, ast.Call)):
+    branched = {
+        id(inner)
+        for branch in walk(node)
+        if isinstance(branch, ast.If | ast.IfExp | ast.Match)
+        for inner in walk(branch)
+    }
+    calls = [n for n in walk(node) if isinstance(n, ast.Call) and id(n) not in branched]
+    for call in calls:
         for kw in call.keywords:
             if isinstance(kw.value, ast.Name) and _is_parameter(node, kw.value.id):
                 if kw.arg in positions.device_keywords:
