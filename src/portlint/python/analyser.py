@@ -1471,10 +1471,11 @@ class Analyser(ast.NodeVisitor):
                 continue  # the name is passed on, or not called at all
             if id(holder) not in calls:
                 calls[id(holder)] = _helper_calls(holder, method=owner is not None)
-            found = [
-                call for call in calls[id(holder)].get(name, ()) if not first <= call.lineno <= last
-            ]
-            if not found or not self._only_called(name, len(found), method=owner is not None):
+            every = calls[id(holder)].get(name, [])
+            # a call from inside the helper itself (a backward pass that builds it again) runs
+            # where the helper runs: the calls from elsewhere decide
+            found = [call for call in every if not first <= call.lineno <= last]
+            if not found or not self._only_called(name, len(every), method=owner is not None):
                 continue
             if all(self._on_cuda_path(call, _parents_of(call, holder, parents)) for call in found):
                 reports[:] = [r for r in reports if id(r) not in inside]
