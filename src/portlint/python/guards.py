@@ -338,7 +338,12 @@ def cuda_polarity(test: ast.expr, resolve: Resolve, cuda_flags: set[str]) -> int
         return -cuda_polarity(test.operand, resolve, cuda_flags)
     if isinstance(test, ast.BoolOp):
         polarities = {cuda_polarity(value, resolve, cuda_flags) for value in test.values}
-        return 1 if 1 in polarities and isinstance(test.op, ast.And) else 0
+        if isinstance(test.op, ast.And) and 1 in polarities:
+            return 1
+        if isinstance(test.op, ast.And) and polarities == {-1, 0}:
+            # ``not torch.cuda.is_available() and not IS_MUSA_AVAILABLE``: False on CUDA
+            return -1
+        return 0
     if isinstance(test, ast.Compare) and len(test.ops) == 1:
         return _compare_polarity(test, resolve)
     if isinstance(test, ast.Name | ast.Attribute) and flag_name(test) in cuda_flags:
