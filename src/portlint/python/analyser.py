@@ -1857,8 +1857,9 @@ def _is_early_return(statement: ast.AST) -> TypeGuard[ast.If]:
 
 
 def _is_test(node: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
-    """A test function by pytest's and unittest's default naming (``test_*``)."""
-    return node.name.startswith("test")
+    """A test function by pytest's and unittest's default naming (``test_*``), or a test's
+    private helper named as one (``_test_softmax``, which the test methods call)."""
+    return node.name.lstrip("_").startswith("test")
 
 
 def _negated(test: ast.expr) -> ast.expr | None:
