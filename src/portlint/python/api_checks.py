@@ -7,10 +7,18 @@ import re
 
 from portlint.config import version_tuple
 from portlint.model import PORTABLE, Advice, Edit, Fix, Severity, Span, Status
+from portlint.python.backends import vendor_words
 from portlint.python.context import LOG_CALL, Context
 from portlint.python.cuda_tests import in_skip_condition, test_skips
 from portlint.python.fixes import FixBase
-from portlint.python.guards import CUDA_CHECKS, CUDA_DEVICE_TEXT, Guard, rocm_build_test
+from portlint.python.guards import (
+    CUDA_CHECKS,
+    CUDA_DEVICE_TEXT,
+    PREDICATE,
+    Guard,
+    operands_before,
+    rocm_build_test,
+)
 from portlint.python.torch_api import torch_cuda_api
 from portlint.python.tree import walk
 
@@ -84,6 +92,15 @@ def _report_cuda_version(node: ast.AST, ctx: Context) -> None:
         return
     if any(ctx.qualified_name(n) in BUILD_VERSIONS for n in walk(test) if _is_name(n)):
         return
+    words = vendor_words(ctx.catalog)
+    for before in operands_before(node, ctx.parents):
+        # ``not torch.cuda.is_available() or is_rocm_pytorch() or torch.version.cuda < ...``:
+        # ROCm stops at its own test, so only NVIDIA reads the version
+        call = before if isinstance(before, ast.Call) else None
+        name = _last_name(call.func) if call is not None else ""
+        match = PREDICATE.fullmatch(name or "")
+        if match and words.get(match.group(1).lower()) == "rocm":
+            return
     message = "`torch.version.cuda` is None on ROCm, which passes the CUDA test before it"
     rocm = {"rocm": ctx.catalog.rules["PRT601"].targets["rocm"]}
     ctx.report(node, "PRT601", message, targets=rocm)

@@ -402,13 +402,28 @@ def availability_before(
     the node is evaluated, or None."""
     child, current = node, parents.get(id(node))
     while current is not None and not isinstance(current, ast.stmt):
-        if isinstance(current, ast.BoolOp) and isinstance(current.op, ast.And):
+        if isinstance(current, ast.BoolOp):
             position = next(i for i, v in enumerate(current.values) if v is child)
+            # in an ``and``, after a CUDA test; in an ``or``, after a negated one (``not
+            # torch.cuda.is_available() or torch.version.cuda < "10.2"``)
+            wanted = 1 if isinstance(current.op, ast.And) else -1
             for value in current.values[:position]:
-                if cuda_polarity(value, resolve, cuda_flags) == 1 and not _lists_others(value):
-                    return value
+                if cuda_polarity(value, resolve, cuda_flags) == wanted and not _lists_others(value):
+                    return value.operand if isinstance(value, ast.UnaryOp) else value
         child, current = current, parents.get(id(current))
     return None
+
+
+def operands_before(node: ast.AST, parents: Mapping[int, ast.AST]) -> list[ast.expr]:
+    """The operands of the ``or`` expressions around ``node`` that are evaluated before it."""
+    found: list[ast.expr] = []
+    child, current = node, parents.get(id(node))
+    while current is not None and not isinstance(current, ast.stmt):
+        if isinstance(current, ast.BoolOp) and isinstance(current.op, ast.Or):
+            position = next(i for i, v in enumerate(current.values) if v is child)
+            found += current.values[:position]
+        child, current = current, parents.get(id(current))
+    return found
 
 
 def _lists_others(test: ast.expr) -> bool:
