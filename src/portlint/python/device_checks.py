@@ -148,8 +148,6 @@ def device_arguments(node: ast.Call, name: str | None) -> list[tuple[ast.expr, b
     if node.args and (name in DEVICE_FIRST_ARGUMENT or is_to):
         wants_type = name in TYPE_FIRST_ARGUMENT or (name == "torch.device" and len(node.args) > 1)
         found.append((node.args[0], wants_type))
-    if isinstance(node.func, ast.Name) and node.func.id == "dict":
-        return found  # ``dict(device_type=device_type, ...)`` builds a mapping: no position
     found.extend(
         (kw.value, kw.arg in TYPE_KEYWORDS) for kw in node.keywords if kw.arg in DEVICE_KEYWORDS
     )
@@ -240,6 +238,8 @@ def _calls_project_code(node: ast.Call, name: str | None, ctx: Context) -> bool:
     (``super().__init__``). Torch, other libraries, this module's own functions and methods of
     objects (``tensor.to``) are not."""
     func = node.func
+    if isinstance(func, ast.Name) and func.id == "dict":
+        return True  # ``kwargs = dict(device_type=device_type)``: a mapping handed on
     if name is not None:
         folders = os.path.abspath(ctx.path).split(os.sep)[:-1]
         return name.split(".")[0] in folders
