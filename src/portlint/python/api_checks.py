@@ -279,14 +279,43 @@ def _divides(call: ast.AST | None, ctx: Context) -> bool:
 
 
 def _divisor_names(scope: ast.AST) -> frozenset[str]:
-    """The names that something in ``scope`` is divided by (``n % gpus``)."""
+    """The names that something in ``scope`` is divided by (``n % gpus``), outside an ``if``
+    that tests the same name above 0 (``if gpus > 0: rank % gpus`` never divides by 0)."""
+    guarded: set[int] = set()
+    for branch in walk(scope):
+        if isinstance(branch, ast.If) and (name := _tested_above_zero(branch.test)):
+            guarded |= {
+                id(inner)
+                for statement in branch.body
+                for inner in walk(statement)
+                if isinstance(inner, ast.BinOp)
+                and isinstance(inner.right, ast.Name)
+                and inner.right.id == name
+            }
     return frozenset(
         inner.right.id
         for inner in walk(scope)
         if isinstance(inner, ast.BinOp)
         and isinstance(inner.op, DIVISIONS)
         and isinstance(inner.right, ast.Name)
+        and id(inner) not in guarded
     )
+
+
+def _tested_above_zero(test: ast.expr) -> str | None:
+    """``gpus``, ``gpus > 0``, ``gpus >= 1``: the name a test finds above 0, or None."""
+    if isinstance(test, ast.Name):
+        return test.id
+    if (
+        isinstance(test, ast.Compare)
+        and len(test.ops) == 1
+        and isinstance(test.left, ast.Name)
+        and isinstance(test.comparators[0], ast.Constant)
+    ):
+        op, bound = test.ops[0], test.comparators[0].value
+        if (isinstance(op, ast.Gt) and bound == 0) or (isinstance(op, ast.GtE) and bound == 1):
+            return test.left.id
+    return None
 
 
 def _older_than_generic(guard: Guard, since: str | None) -> bool:

@@ -345,7 +345,7 @@ def cuda_polarity(test: ast.expr, resolve: Resolve, cuda_flags: set[str]) -> int
             return -1
         return 0
     if isinstance(test, ast.Compare) and len(test.ops) == 1:
-        return _compare_polarity(test, resolve)
+        return _compare_polarity(test, resolve, cuda_flags)
     if isinstance(test, ast.Name | ast.Attribute) and flag_name(test) in cuda_flags:
         return 1  # ``use_cuda``, ``self.cuda_available`` given ``device.type == "cuda"``
     if cuda_prefix(test) is not None:
@@ -502,13 +502,15 @@ def _call_name(call: ast.Call) -> str | None:
     return func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", None)
 
 
-def _compare_polarity(test: ast.Compare, resolve: Resolve) -> int:
+def _compare_polarity(test: ast.Compare, resolve: Resolve, cuda_flags: set[str]) -> int:
     left, op, right = test.left, test.ops[0], test.comparators[0]
     if _is_cuda_string(right) or _is_cuda_string(left):
         if isinstance(op, ast.Eq | ast.In):
             return 1
         if isinstance(op, ast.NotEq | ast.NotIn):
             return -1
+    if _counts_cuda_devices(left, op, right, cuda_flags):
+        return 1  # ``device_count > 0`` after ``device_count = torch.cuda.device_count()``
     if isinstance(op, ast.Gt | ast.GtE | ast.NotEq) and _is_cuda_check(left, resolve):
         return 1  # torch.cuda.device_count() > 0
     if isinstance(op, ast.IsNot) and _is_cuda_check(left, resolve):
@@ -516,6 +518,20 @@ def _compare_polarity(test: ast.Compare, resolve: Resolve) -> int:
     if isinstance(op, ast.Is | ast.Eq | ast.Lt | ast.LtE) and _is_cuda_check(left, resolve):
         return -1  # torch.cuda.device_count() < 2: true without CUDA
     return 0
+
+
+def _counts_cuda_devices(
+    left: ast.expr, op: ast.cmpop, right: ast.expr, cuda_flags: set[str]
+) -> bool:
+    """A name that holds a CUDA check (here its device count) compared so that only a CUDA
+    machine passes: ``> 0``, ``> 1`` or ``>= 1``."""
+    if not (isinstance(left, ast.Name | ast.Attribute) and flag_name(left) in cuda_flags):
+        return False
+    if not isinstance(right, ast.Constant) or isinstance(right.value, bool):
+        return False
+    return (isinstance(op, ast.Gt) and right.value in (0, 1)) or (
+        isinstance(op, ast.GtE) and right.value == 1
+    )
 
 
 def _is_cuda_string(node: ast.expr) -> bool:
