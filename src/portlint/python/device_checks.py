@@ -331,7 +331,9 @@ def check_cuda_method(node: ast.Call, ctx: Context) -> None:
     message = "`.cuda()` moves the object to a CUDA device"
     tail = attribute_tail_span(node, ctx)
     fix = ctx.fixes.cuda_method(node, tail) if ctx.fixes else None
-    ctx.report(node, "PRT102", message, span=tail, fix=fix)
+    # behind a reported CUDA test the move never runs elsewhere: the test is the site
+    behind = ctx.behind_cuda_test(node, ctx.guards.get(id(node)))
+    ctx.report(node, "PRT102", message, span=tail, fix=fix, behind=behind)
 
 
 def check_is_cuda(node: ast.Attribute, ctx: Context) -> None:
