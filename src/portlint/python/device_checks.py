@@ -596,6 +596,10 @@ class DeviceFixes(FixBase):
         kind = f"{self.device}.type"
         if isinstance(literal, ast.Constant) and self._passed_to_other_code(literal):
             wants_type = True
+        if via_variable and isinstance(literal, ast.Constant):
+            # ``def init(device_type="cuda")``, ``dev = "cuda"``: the name may also be compared
+            # with strings (``device_type in ["cuda", "cpu"]``), so it stays a string
+            wants_type = True
         parent = self.parents.get(id(literal))
         if (
             isinstance(parent, ast.Call)
