@@ -986,6 +986,12 @@ class Analyser(ast.NodeVisitor):
             # sibling is a stand-in (``torch.cuda.synchronize if cuda else lambda: None``): info.
             logs = polarity[position] != 0 and (
                 _only_logs(branch)
+                or (
+                    polarity[position] == -1
+                    and statement
+                    and _returns(branch)
+                    and _only_warns(self._after())
+                )
                 or self.test_skips.ends_in_skip(branch.body, self._in_test())
                 or self._feeds_only_prints(branch)
                 or _only_calls(branch, NUMERIC_MODE_CALL)
@@ -2220,6 +2226,37 @@ def _names_feature(test: ast.expr) -> bool:
 
 #: A switch to a different numeric mode (TF32 matmuls): elsewhere only the numbers differ.
 NUMERIC_MODE_CALL = re.compile(r"^set_float32_matmul_precision$")
+
+
+def _returns(branch: Branch) -> bool:
+    """The branch is an early ``return`` with no value."""
+    return (
+        len(branch.body) == 1
+        and isinstance(branch.body[0], ast.Return)
+        and branch.body[0].value is None
+    )
+
+
+def _only_warns(statements: list[ast.AST]) -> bool:
+    """``if not torch.cuda.is_available(): return`` followed only by more early returns and a
+    warning or a log line (``_maybe_warn_rowwise_fp8_cuda_12_9``): what the CUDA test gates is a
+    message, which the other targets merely do not get."""
+    if not statements:
+        return False
+    said = False
+    for statement in statements:
+        if isinstance(statement, ast.If) and not statement.orelse:
+            if not _returns(Branch(statement.test, statement.body)):
+                return False
+        elif isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Call):
+            func = statement.value.func
+            name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+            if not LOG_CALL.search(name):
+                return False
+            said = True
+        else:
+            return False
+    return said
 
 
 def _only_calls(branch: Branch, pattern: re.Pattern[str]) -> bool:
