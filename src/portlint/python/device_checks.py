@@ -161,6 +161,8 @@ BEHAVES_LIKE = {
     "torch.autocast": "amp.autocast",
     "torch.amp.autocast": "amp.autocast",
     "torch.amp.GradScaler": "amp.GradScaler",
+    "torch.amp.custom_fwd": "amp.custom_fwd",
+    "torch.amp.custom_bwd": "amp.custom_bwd",
 }
 
 

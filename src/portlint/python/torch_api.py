@@ -53,6 +53,8 @@ class ApiEntry:
             return "without CUDA it does nothing"
         if self.outcome == "warns":
             return "without CUDA it warns and disables itself"
+        if self.outcome == "value" and self.value in ("<partial>", "<function>"):
+            return "without CUDA it still decorates, and no CUDA autocast is there to follow"
         if self.outcome == "value" and self.value is not None:
             return f"without CUDA it returns {self.value}"
         return ""
