@@ -537,9 +537,11 @@ class Analyser(ast.NodeVisitor):
         if module is None:
             return False
         calls = self.ctx.scope_fact("calls by name", module, _calls_by_name).get(node.name, [])
-        written, _ = _calls_and_assigned_calls(node.name, self.ctx.text)
-        if not calls or len(calls) != written - 1:
-            return False  # a call the parse left out (a definition not read), or none
+        mentions, called = _mentions(node.name, self.ctx.text, method=True)
+        if not calls or mentions != called or called != len(calls) + 1:
+            # a call the parse left out (a definition not read), the name handed on as a value
+            # (``partial(self._check, x)``), or no call at all
+            return False
         method = bool(positional) and positional[0].arg in ("self", "cls")
         index = next((i for i, a in enumerate(positional) if a.arg == name), None)
         if index is not None and method:
