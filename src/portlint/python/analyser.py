@@ -536,7 +536,7 @@ class Analyser(ast.NodeVisitor):
         module = self.stack[0] if self.stack else None
         if module is None:
             return False
-        calls = self.ctx.scope_fact("calls by name", module, _calls_by_name).get(node.name, [])
+        calls = self.ctx.scope_fact("calls by callee", module, _calls_by_callee).get(node.name, [])
         mentions, called = _mentions(node.name, self.ctx.text, method=True)
         if not calls or mentions != called or called != len(calls) + 1:
             # a call the parse left out (a definition not read), the name handed on as a value
@@ -1753,21 +1753,12 @@ def _printed_and_uses(scope: ast.AST) -> tuple[set[int], dict[str, list[int]]]:
     return printed, uses
 
 
-def _calls_by_name(module: ast.AST) -> dict[str, list[ast.Call]]:
+def _calls_by_callee(module: ast.AST) -> dict[str, list[ast.Call]]:
     """The calls in ``module`` of a plain name or of a ``self``/``cls`` method, by that name."""
     found: dict[str, list[ast.Call]] = {}
     for node in walk(module):
-        if not isinstance(node, ast.Call):
-            continue
-        func = node.func
-        if isinstance(func, ast.Name):
-            found.setdefault(func.id, []).append(node)
-        elif (
-            isinstance(func, ast.Attribute)
-            and isinstance(func.value, ast.Name)
-            and func.value.id in ("self", "cls")
-        ):
-            found.setdefault(func.attr, []).append(node)
+        if isinstance(node, ast.Call) and (name := position_params.callee_name(node)):
+            found.setdefault(name, []).append(node)
     return found
 
 
