@@ -16,6 +16,7 @@ from portlint.python.guards import (
     CUDA_DEVICE_TEXT,
     PREDICATE,
     Guard,
+    compared_with_none,
     operands_before,
     rocm_build_test,
 )
@@ -92,14 +93,7 @@ def _report_cuda_version(node: ast.AST, ctx: Context) -> None:
         return
     if any(ctx.qualified_name(n) in BUILD_VERSIONS for n in walk(test) if _is_name(n)):
         return
-    parent = ctx.parents.get(id(node))
-    if (
-        isinstance(parent, ast.Compare)
-        and len(parent.ops) == 1
-        and isinstance(parent.ops[0], ast.Is | ast.IsNot)
-        and isinstance(parent.comparators[0], ast.Constant)
-        and parent.comparators[0].value is None
-    ):
+    if compared_with_none(ctx.parents.get(id(node)), (ast.Is, ast.IsNot)):
         # ``if torch.version.cuda is None: return`` behind a CUDA test: the code tells ROCm
         # from NVIDIA itself, and handles the None it is on ROCm
         return

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 from portlint.catalog import Catalog
 from portlint.model import PORTABLE, Advice, Finding, Span, Status
-from portlint.python.backend_packages import BACKEND_VENDORS, package_of
+from portlint.python.backend_packages import BACKEND_VENDORS, Package, package_of
 
 #: ``CUDA_Accelerator`` -> CUDA, Accelerator; ``XPUPlatform`` -> XPU, Platform; ``cuda_v2`` -> ...;
 #: ``FastLinearROCm`` -> Fast, Linear, ROCm (AMD's own spelling, kept whole).
@@ -70,26 +70,21 @@ def vendor_of(name: str, words: dict[str, str]) -> str | None:
 
 def find_backends(tree: ast.Module, path: str, text_lines: int, catalog: Catalog) -> list[Backend]:
     words = vendor_words(catalog)
-    also = catalog.table("device").get("backend", {}).get("sibling_also_serves", {})
-    module = _module_backend(path, text_lines, words, also) or _package_backend(
-        path, text_lines, words
-    )
+    table = catalog.table("device").get("backend", {})
+    package = package_of(path, words, BACKEND_VENDORS)
+    module = _module_backend(path, text_lines, words, table.get("sibling_also_serves", {}))
+    module = module or _package_backend(package, path, text_lines)
     if module is not None:
         return [module]
-    lone_words = frozenset(
-        catalog.table("device").get("backend", {}).get("lone_class", {}).get("words", ())
-    )
-    if package_of(path, words, BACKEND_VENDORS) is not None:
-        # a CUDA package's module that a sibling backend imports (``_package_backend`` left it
-        # out): its CUDA classes run for that vendor too, so none is CUDA-only by its name
-        lone_words = frozenset()
+    # in a CUDA package's module that a sibling backend imports (``_package_backend`` left it
+    # out), CUDA classes run for that vendor too: none is CUDA-only by its name
+    lone_words = frozenset(table.get("lone_class", {}).get("words", ()) if package is None else ())
     return _class_backends(tree, words, lone_words) + _registered_backends(tree, words)
 
 
-def _package_backend(path: str, text_lines: int, words: dict[str, str]) -> Backend | None:
+def _package_backend(package: Package | None, path: str, text_lines: int) -> Backend | None:
     """A file of a package named for CUDA or ROCm beside other vendors' (``backend_packages``):
     the whole file is the backend. The package's ``__init__.py`` carries its summary."""
-    package = package_of(path, words, BACKEND_VENDORS)
     if package is None or not package.owns(path):
         return None
     name = os.path.basename(package.folder) + "/"

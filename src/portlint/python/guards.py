@@ -595,15 +595,20 @@ def _compared_vendors(node: ast.Compare, vendors: Vendors) -> set[str]:
     return found
 
 
+def compared_with_none(node: ast.AST | None, ops: tuple[type[ast.cmpop], ...]) -> bool:
+    """``x is not None`` (or another of ``ops``, one comparison with None)."""
+    return (
+        isinstance(node, ast.Compare)
+        and len(node.ops) == 1
+        and isinstance(node.ops[0], ops)
+        and isinstance(node.comparators[0], ast.Constant)
+        and node.comparators[0].value is None
+    )
+
+
 def rocm_build_test(test: ast.expr, resolve: Resolve) -> bool:
     """``torch.version.hip``, ``torch.version.hip is not None``: true on ROCm builds only."""
-    if (
-        isinstance(test, ast.Compare)
-        and len(test.ops) == 1
-        and isinstance(test.ops[0], ast.IsNot | ast.NotEq)
-        and isinstance(test.comparators[0], ast.Constant)
-        and test.comparators[0].value is None
-    ):
+    if isinstance(test, ast.Compare) and compared_with_none(test, (ast.IsNot, ast.NotEq)):
         test = test.left
     return isinstance(test, ast.Attribute | ast.Name) and resolve(test) == "torch.version.hip"
 
