@@ -282,13 +282,7 @@ class MultiDevice:
 
     def _sets_up_group(self, body: list[ast.AST]) -> bool:
         return any(
-            isinstance(node, ast.Call)
-            and (
-                node.func.attr
-                if isinstance(node.func, ast.Attribute)
-                else getattr(node.func, "id", "")
-            )
-            in self.group_setups
+            isinstance(node, ast.Call) and _call_name(node) in self.group_setups
             for statement in body
             for node in walk(statement)
         )

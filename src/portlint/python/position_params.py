@@ -99,12 +99,17 @@ def summarise(
             params = params[1:]
         summary.positional[name] = [p.arg for p in params]
         summary.kinds[name] = _direct(node, positions)
+    # the calls each function makes to the others, found once
+    calls = {
+        name: [n for n in walk(node) if isinstance(n, ast.Call) and callee_name(n) in functions]
+        for name, node in functions.items()
+    }
     changed = True
     while changed:  # a parameter handed to another's position parameter is one too
         changed = False
         for name, node in functions.items():
             kinds = summary.kinds[name]
-            for call in (n for n in walk(node) if isinstance(n, ast.Call)):
+            for call in calls[name]:
                 for kind in (DEVICE, BACKEND):
                     for arg in summary.arguments(call, kind):
                         name_of = arg.id if isinstance(arg, ast.Name) else ""
