@@ -13,7 +13,7 @@ from portlint.python.backends import vendor_words
 from portlint.python.context import Context
 from portlint.python.cuda_tests import in_skip_condition, test_skips
 from portlint.python.fixes import FixBase, _contains
-from portlint.python.guards import asks_availability, cuda_prefix
+from portlint.python.guards import asks_availability, cuda_prefix, flag_name
 from portlint.python.torch_api import torch_cuda_api
 from portlint.python.tree import walk
 
@@ -344,6 +344,10 @@ def check_is_cuda(node: ast.Attribute, ctx: Context) -> None:
     parent = ctx.parents.get(id(node))
     if isinstance(parent, ast.Call) and parent.func is node:
         return  # ``platform.is_cuda()``: a method of the caller's own, not the tensor attribute
+    if _stored_in_module(node, ctx):
+        # ``self.is_cuda = device.type == "cuda"``, then ``if self.is_cuda:``: an attribute of
+        # the project's own object, whose value is reported where it is computed
+        return
     message = "`.is_cuda` is False on every accelerator but NVIDIA and ROCm"
     fix = None
     if ctx.fixes:
@@ -407,6 +411,16 @@ def _restates_selection(operand: ast.expr, ctx: Context) -> bool:
 
 #: Names that hold a device or an accelerator name (``self._accelerator_flag``).
 DEVICE_WORDS = ("device", "accelerator")
+
+
+def _stored_in_module(node: ast.Attribute, ctx: Context) -> bool:
+    """The module assigns to this very attribute (``self.is_cuda = ...``, ``args.is_cuda:
+    bool = ...``): it is a flag of the project's, not a tensor's ``.is_cuda``."""
+    text = flag_name(node)
+    if not text:
+        return False
+    stored = re.compile(rf"(?<![\w.]){re.escape(text)}\s*(?::[^=\n]*)?=(?!=)")
+    return stored.search(ctx.text) is not None
 
 
 def check_device_type_comparison(node: ast.Compare, ctx: Context) -> None:

@@ -509,7 +509,8 @@ class FixBase:
                 negated = not negated
             elif (flag := _assigned_flag(ancestor, child)) is not None:
                 # ``pt_cuda_available = torch.cuda.is_available()``: the flag guards every
-                # branch on it, either arm (``if pt_cuda_available: torch.cuda.get_device_name()``)
+                # branch on it, either arm (``if pt_cuda_available: torch.cuda.get_device_name()``);
+                # so does ``self.is_cuda = ...`` or ``args.cuda = ...``, read in other functions
                 if self._decides_tests(flag, ancestor):
                     return True
                 guarded.extend(self._branches_on(flag, ancestor))
@@ -577,8 +578,11 @@ class FixBase:
         tests.extend(self.ctx.source(part) for part in current.orelse)
         return len(tests) > 1 and any(VENDOR_TEST.search(text) for text in tests)
 
-    def _scope_of(self, statement: ast.stmt) -> ast.AST:
-        """The function that holds ``statement``, or the module."""
+    def _scope_of(self, statement: ast.stmt, flag: str = "") -> ast.AST:
+        """The function that holds ``statement``, or the module; the module for an attribute
+        ``flag`` (``self.is_cuda``), which other methods and functions read."""
+        if "." in flag:
+            return self.tree
         for ancestor in self.ancestors(statement):
             if isinstance(ancestor, ast.FunctionDef | ast.AsyncFunctionDef):
                 return ancestor
@@ -587,7 +591,7 @@ class FixBase:
     def _branches_on(self, flag: str, assignment: ast.Assign | ast.AnnAssign) -> list[ast.AST]:
         """The arms of the ``if``, ``while`` and conditional expressions in the function (or
         module) of ``assignment`` whose test reads ``flag``."""
-        scope = self._scope_of(assignment)
+        scope = self._scope_of(assignment, flag)
 
         arms: list[ast.AST] = []
         for node in ast.walk(scope):
@@ -600,7 +604,7 @@ class FixBase:
         """``@pytest.mark.skipif(not cuda_available, ...)``: the flag decides whether tests run
         (python.cuda_tests). Rewritten, it would run them on other accelerators, a change of
         what the test suite checks that is the project's to make: no fix."""
-        scope = self._scope_of(assignment)
+        scope = self._scope_of(assignment, flag)
         return any(
             _reads(decorator, flag)
             for node in ast.walk(scope)
@@ -666,19 +670,27 @@ def _contains(outer: ast.AST, inner: ast.AST) -> bool:
 
 
 def _reads(expr: ast.AST, name: str) -> bool:
-    return any(isinstance(node, ast.Name) and node.id == name for node in ast.walk(expr))
+    """``expr`` reads the flag ``name``: a name, or a dotted attribute (``self.is_cuda``)."""
+    return any(_flag_text(node) == name for node in ast.walk(expr))
+
+
+def _flag_text(node: ast.AST) -> str | None:
+    """``use_cuda``, ``self.is_cuda``, ``args.cuda``: the text of a name or of an attribute of
+    a name; None for anything else."""
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):
+        return f"{node.value.id}.{node.attr}"
+    return None
 
 
 def _assigned_flag(statement: ast.AST, value: ast.AST) -> str | None:
-    """``flag = value`` or ``flag: bool = value``: the name ``value`` is stored in, or None."""
+    """``flag = value``, ``flag: bool = value`` or ``self.flag = value``: the name or attribute
+    ``value`` is stored in, or None."""
     if isinstance(statement, ast.Assign) and statement.value is value:
         targets = statement.targets
-        if len(targets) == 1 and isinstance(targets[0], ast.Name):
-            return targets[0].id
-    if (
-        isinstance(statement, ast.AnnAssign)
-        and statement.value is value
-        and isinstance(statement.target, ast.Name)
-    ):
-        return statement.target.id
+        if len(targets) == 1:
+            return _flag_text(targets[0])
+    if isinstance(statement, ast.AnnAssign) and statement.value is value:
+        return _flag_text(statement.target)
     return None
