@@ -1427,9 +1427,24 @@ class Analyser(ast.NodeVisitor):
             self.guard = outer.inside(False, frozenset(), info=True)
             self.visit_many(node.body)
             self.guard = outer
-            self.visit_many([*node.handlers, *node.orelse, *node.finalbody])
+            self._visit_handlers(node)
+            self.visit_many([*node.orelse, *node.finalbody])
             return
-        self.generic_visit(node)
+        self.visit_many(node.body)
+        self._visit_handlers(node)
+        self.visit_many([*node.orelse, *node.finalbody])
+
+    def _visit_handlers(self, node: ast.Try) -> None:
+        """``try: torch.amp.GradScaler(device=d) except AttributeError:
+        torch.cuda.amp.GradScaler()``: a handler for a torch that lacks what the ``try`` used
+        is the older arm of a version test, and the ``try`` already makes the generic call."""
+        outer = self.guard
+        newer = Branch(None, list(node.body))
+        for handler in node.handlers:
+            if _catches_missing_api(handler) and _newer_twin(Branch(None, handler.body), newer):
+                self.guard = outer.inside(False, frozenset(self.vendors.markers))
+            self.visit(handler)
+            self.guard = outer
 
     def _try_flags(self, node: ast.Try) -> None:
         catches_import = any(_catches_import_error(handler) for handler in node.handlers)
@@ -2322,6 +2337,18 @@ def _stand_in(branch: Branch) -> bool:
 def _only_logs(branch: Branch) -> bool:
     """The branch body only prints or logs."""
     return _only_calls(branch, LOG_CALL)
+
+
+#: What a torch that lacks an API raises: a missing name, a missing keyword, a missing module.
+MISSING_API = frozenset({"AttributeError", "TypeError", "ImportError", "ModuleNotFoundError"})
+
+
+def _catches_missing_api(handler: ast.ExceptHandler) -> bool:
+    """The handler names an exception that an older torch's missing API raises."""
+    if handler.type is None:
+        return False
+    names = handler.type.elts if isinstance(handler.type, ast.Tuple) else [handler.type]
+    return any(isinstance(n, ast.Name) and n.id in MISSING_API for n in names)
 
 
 def _catches_import_error(handler: ast.ExceptHandler) -> bool:
