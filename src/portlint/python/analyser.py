@@ -12,6 +12,7 @@ positions, so comments and formatting outside the edits are kept byte for byte.
 from __future__ import annotations
 
 import ast
+import collections
 import functools
 import os
 import re
@@ -150,6 +151,8 @@ class Analyser(ast.NodeVisitor):
         self._private_calls: dict[str, tuple[int, list[tuple[str, ast.AST]]]] | None = None
         #: ``self.x`` attributes given a value that is not a CUDA test (``_record_attribute_flag``)
         self.other_attribute_values: set[str] = set()
+        #: How often the file stores each ``self`` attribute (``_record_attribute_flag``).
+        self.attribute_stores: collections.Counter[str] = collections.Counter()
         backends = ctx.catalog.table("distributed").get("backends", {})
         self.nvidia_backends = frozenset(backends.get("nvidia_only", ("nccl",)))
         #: id of a function (or module) -> its names read from one target's own environment
@@ -607,13 +610,25 @@ class Analyser(ast.NodeVisitor):
             return frozenset()
         tests = [b.test for b in branches if b.test is not None]
         for test in (node for t in tests for node in walk(t)):
-            if isinstance(test, ast.Compare):
+            if isinstance(test, ast.Compare) and self._names_devices(test):
                 arriving = device_checks.admitted_targets(
                     [test.left, *test.comparators], self.ctx, self.vendors.words
                 )
                 if arriving is not None:
                     return frozenset(self.vendors.markers) - arriving
         return frozenset()
+
+    def _names_devices(self, test: ast.Compare) -> bool:
+        """Every string the test compares with names a device (``dev == "cuda"``): ``accelerator
+        == "auto"`` stands for whatever device is there, every target among them."""
+        words = self.vendors.words
+        strings = [
+            node.value
+            for part in test.comparators
+            for node in walk(part)
+            if isinstance(node, ast.Constant) and isinstance(node.value, str)
+        ]
+        return all(value.lower() in words for value in strings)
 
     def _flag_run(self, node: ast.Assign) -> frozenset[str]:
         """``use_cuda = torch.cuda.is_available()`` among ``use_xpu = is_xpu_available()``,
@@ -787,6 +802,13 @@ class Analyser(ast.NodeVisitor):
         else:
             self.other_attribute_values.add(flag)
             flags.discard(flag)
+        # given once, the check stands for the tests on the attribute, as a local flag's does
+        # (``self.is_cuda = device.type == "cuda"``, then ``if self.is_cuda:``)
+        self.attribute_stores[flag] += 1
+        if flag in flags and self.attribute_stores[flag] == 1:
+            self.ctx.flag_values[flag] = value
+        else:
+            self.ctx.flag_values.pop(flag, None)
 
     def _record_vendor_flag(self, name: str, value: ast.expr) -> None:
         """``use_npu = is_npu_available()``, ``on_xpu = dev.type == "xpu"``: a later
@@ -838,6 +860,16 @@ class Analyser(ast.NodeVisitor):
 
     def visit_If(self, node: ast.If) -> None:
         self._visit_branches(if_chain(node), statement=True)
+        test = node.test
+        if (
+            not node.orelse
+            and isinstance(node.body[-1], ast.Raise)
+            and isinstance(test, ast.Compare)
+            and len(test.ops) == 1
+            and isinstance(test.ops[0], ast.NotIn)
+        ):
+            # ``if accelerator not in {"cpu", "cuda", "mps"}: raise ValueError(...)``
+            self._record_admitted(node, test)
 
     def visit_IfExp(self, node: ast.IfExp) -> None:
         self._visit_branches(ifexp_chain(node), statement=False)
@@ -1360,23 +1392,24 @@ class Analyser(ast.NodeVisitor):
         self.guard = outer
         if node.msg is not None:
             self.visit(node.msg)
-        self._record_admitted(node)
+        test = node.test
+        if isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], ast.In):
+            self._record_admitted(node, test)
 
-    def _record_admitted(self, node: ast.Assert) -> None:
-        """``assert device_type in ["cuda", "ascend", "camb"]`` among the statements of a
+    def _record_admitted(self, node: ast.Assert | ast.If, test: ast.Compare) -> None:
+        """``assert device_type in ["cuda", "ascend", "camb"]``, or ``if accelerator not in
+        allowed: raise ...`` with ``allowed`` a literal set, among the statements of a
         function's body: after it, the expression holds one of those strings."""
         scope = self.ctx.function_scope()
-        test = node.test
-        if (
-            scope is None
-            or node not in scope.body
-            or not isinstance(test, ast.Compare)
-            or len(test.ops) != 1
-            or not isinstance(test.ops[0], ast.In)
-            or not isinstance(test.comparators[0], ast.List | ast.Tuple | ast.Set)
-        ):
+        if scope is None or node not in scope.body:
             return
-        elements = test.comparators[0].elts
+        listed = test.comparators[0]
+        if isinstance(listed, ast.Name):
+            named = device_checks.closed_set(listed, self.ctx)  # ``allowed = {"cpu", "mps"}``
+            listed = named if named is not None else listed
+        if not isinstance(listed, ast.List | ast.Tuple | ast.Set):
+            return
+        elements = listed.elts
         if not elements or not all(
             isinstance(e, ast.Constant) and isinstance(e.value, str) for e in elements
         ):
@@ -1397,8 +1430,11 @@ class Analyser(ast.NodeVisitor):
             if isinstance(inner, ast.Assign) and len(inner.targets) == 1:
                 target = inner.targets[0]
                 if isinstance(target, ast.Name):
-                    stores.setdefault(target.id, []).append((line, inner.value))
                     simple.add(id(target))
+                    value = inner.value
+                    if isinstance(value, ast.Constant) and value.value in admitted:
+                        continue  # ``if accelerator == "auto": accelerator = "cuda"``: still in
+                    stores.setdefault(target.id, []).append((line, value))
                     continue
             stored = isinstance(inner, ast.Name) and isinstance(inner.ctx, ast.Store)
             if stored and id(inner) not in simple:
