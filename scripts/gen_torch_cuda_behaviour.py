@@ -13,7 +13,10 @@ of the finding (``portlint.python.torch_api``):
 * ``noop`` (returns None) and ``value`` (returns a value, e.g. 0 or False): info, unless the
   policy in ``rules/torch_api.toml`` gives the name a severity (``is_available`` decides a device,
   so it is a warning);
-* ``unknown``: no argument list tried could call it (the default severity stands).
+* ``unknown``: no argument list tried could call it (the default severity stands);
+* ``same``: the name is the very object its device-generic form in ``rules/torch_api.toml`` names
+  (``torch.cuda.OutOfMemoryError is torch.OutOfMemoryError``): it exists on every build and means
+  the same there, so it is no site. Not called.
 
 Each public name listed for ``torch.cuda`` in ``rules/generated/torch_modules.toml``, and each
 private name that ``rules/torch_api.toml`` marks ``private = true``, is called with
@@ -70,11 +73,13 @@ def resolve(torch, name: str):
     return value
 
 
-def measure_one(torch, name: str) -> dict[str, str]:
+def measure_one(torch, name: str, generic: str | None = None) -> dict[str, str]:
     try:
         target = resolve(torch, name)
     except AttributeError as error:
         return {"outcome": "raises", "detail": _describe(error)}
+    if generic is not None and target is _generic_object(torch, generic):
+        return {"outcome": "same", "value": generic}
     if isinstance(target, types.ModuleType):
         return {"outcome": "module"}
     if not callable(target):
@@ -147,10 +152,40 @@ def _short(text: str, limit: int = 100) -> str:
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
+def _generic_object(torch, generic: str) -> object:
+    """What ``torch.OutOfMemoryError`` names in this torch, or a fresh object if nothing."""
+    value = torch
+    for part in generic.split(".")[1:]:
+        value = getattr(value, part, None)
+        if value is None:
+            return object()
+    return value
+
+
 def measure(torch) -> dict[str, dict[str, str]]:
     with MODULES.open("rb") as handle:
         names = set(tomllib.load(handle)["modules"]["torch.cuda"]["names"])
-    return {name: measure_one(torch, name) for name in sorted(names | private_names())}
+    generics = generic_forms()
+    # a name the policy maps to a generic form is measured too where torch.cuda has it
+    # (``torch.cuda.OutOfMemoryError`` is left out of ``__all__``)
+    names |= {name for name in generics if hasattr(torch.cuda, name)}
+    return {
+        name: measure_one(torch, name, generics.get(name))
+        for name in sorted(names | private_names())
+    }
+
+
+def generic_forms() -> dict[str, str]:
+    """``torch.cuda`` name -> its device-generic form (``generic`` in ``rules/torch_api.toml``)
+    where that form is a plain dotted name (``torch.OutOfMemoryError``)."""
+    with POLICY.open("rb") as handle:
+        policy = tomllib.load(handle).get("api", {})
+    return {
+        name: entry["generic"]
+        for name, entry in policy.items()
+        if str(entry.get("generic", "")).replace(".", "").replace("_", "").isalnum()
+        and str(entry.get("generic", "")).startswith("torch.")
+    }
 
 
 def private_names() -> set[str]:

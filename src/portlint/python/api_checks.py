@@ -204,6 +204,8 @@ def _report_torch_cuda(node: ast.AST, name: str, ctx: Context) -> None:
         ctx.report(node, "PRT201", message, targets=MODULE_TARGETS, severity=severity)
         return
     entry = torch_cuda_api(ctx.catalog).entry(member)
+    if entry.outcome == "same":
+        return  # ``except torch.cuda.OutOfMemoryError``: torch.OutOfMemoryError in every build
     if entry.outcome in NO_RAISE and _beside_rocm_build_test(node, ctx):
         return  # ``torch.cuda.is_available() and torch.version.hip``: False off ROCm whatever
     guard = ctx.guards.get(id(node))

@@ -40,7 +40,7 @@ class ApiEntry:
     #: ... or reads this value instead (``cpu_value``, e.g. 0 for memory counters).
     cpu_value: str | None = None
     #: What the name does without CUDA, measured (generated/torch_cuda_behaviour.toml): raises,
-    #: warns, noop, value, module or unknown.
+    #: warns, noop, value, module, same (the generic form's very object) or unknown.
     outcome: str = "unknown"
     #: The value it returns without CUDA (outcome "value").
     value: str | None = None
