@@ -140,6 +140,18 @@ def _report_switch(node: ast.AST, name: str, ctx: Context, code: str, message: s
         ctx.switch_restores[id(node)] = switch
     else:
         ctx.switch_changes.add(switch)
+    guard = ctx.guards.get(id(node))
+    if guard is not None and guard.cuda_only and ctx.names_cuda(guard.behind):
+        # ``if torch.cuda.is_available(): torch.backends.cudnn.benchmark = True``: of the
+        # targets only ROCm gets here (the reported test is the others' site). It keeps cuDNN's
+        # switches (MIOpen): the switch is the test's to report, as a call there is. TF32's it
+        # does not keep: a site of ROCm alone.
+        rocm = ctx.catalog.rules[code].targets.get("rocm", PORTABLE)
+        if not rocm.portable:
+            ctx.report(node, code, message, targets={"rocm": rocm})
+            return
+        ctx.report(node, code, message, behind=guard.behind)
+        return
     ctx.report(node, code, message)
 
 

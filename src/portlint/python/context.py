@@ -183,7 +183,7 @@ class Context:
             if value is not None and value is not test:
                 yield from walk(value)
 
-    def _names_cuda(self, test: ast.expr | None) -> bool:
+    def names_cuda(self, test: ast.expr | None) -> bool:
         """The test is one portlint reports: it reads ``torch.cuda``, compares with ``"cuda"``,
         or reads a name or ``self`` attribute that holds a CUDA check."""
         for node in walk(test) if test is not None else ():
@@ -349,7 +349,7 @@ class Context:
             if statement.only is not None:
                 # ``if device_type == "xpu": import bitsandbytes``: only that target gets here
                 covered = covered | (frozenset(targets) - statement.only)
-            if statement.cuda_only and self._names_cuda(statement.behind):
+            if statement.cuda_only and self.names_cuda(statement.behind):
                 # ``if torch.cuda.is_available(): import pynvml``: only CUDA builds get here,
                 # and of the targets only ROCm, which lacks the package; the test is the site
                 # for the others (a project's own ``is_cuda_available()`` is no finding, so
