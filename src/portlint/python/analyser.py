@@ -972,7 +972,9 @@ class Analyser(ast.NodeVisitor):
             # had no xpu or mps build, nor the newer device-generic forms
             bound = older_torch_bound(branch.test) if branch.test is not None else None
             covered |= self._absent_before(bound)
-            if self.multi_device.concerns(branch):
+            if self.multi_device.concerns(branch) or (
+                polarity[position] == 1 and self.multi_device.only_selects_device(branch)
+            ):
                 # ``elif torch.cuda.is_available(): backend = "nccl"``: a single-device target
                 # has no collective backend, no visible-devices mask, never a second device
                 covered |= self.multi_device.single

@@ -92,7 +92,11 @@ def check_backend_call(node: ast.Call, ctx: Context) -> None:
         for literal, via_variable in nccl_literals(argument, ctx):
             flow = " (through a variable)" if via_variable else ""
             fix = ctx.fixes.backend(literal, via_variable) if ctx.fixes else None
-            ctx.report(literal, "PRT301", f"NCCL backend hard-coded{flow}", fix=fix)
+            # ``if torch.cuda.is_available(): backend = "nccl"``: chosen only on the CUDA path,
+            # whose reported test is the other targets' site
+            behind = ctx.behind_cuda_test(literal, ctx.guards.get(id(literal)))
+            message = f"NCCL backend hard-coded{flow}"
+            ctx.report(literal, "PRT301", message, fix=fix, behind=behind)
 
 
 def check_backend_attribute(node: ast.Attribute, name: str, ctx: Context) -> None:
@@ -103,7 +107,8 @@ def check_backend_attribute(node: ast.Attribute, name: str, ctx: Context) -> Non
             targets = _left_to_compare(node, ctx)
             ctx.report(node, code, "Backend compared with `Backend.NCCL`", targets=targets)
         else:
-            ctx.report(node, code, "NCCL backend hard-coded")
+            behind = ctx.behind_cuda_test(node, ctx.guards.get(id(node)))
+            ctx.report(node, code, "NCCL backend hard-coded", behind=behind)
 
 
 def check_backend_comparison(node: ast.Compare, ctx: Context) -> None:

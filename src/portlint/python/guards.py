@@ -222,6 +222,7 @@ class MultiDevice:
     process_counts: frozenset[str] = frozenset()
     #: calls that set up a group of processes (``init_process_group``)
     group_setups: frozenset[str] = frozenset()
+    device_selections: frozenset[str] = frozenset()
 
     @classmethod
     def from_facts(cls, facts: Mapping[str, Mapping], table: Mapping) -> MultiDevice:
@@ -237,6 +238,7 @@ class MultiDevice:
             frozenset(table.get("single_process_members", ())),
             frozenset(table.get("process_counts", ())),
             frozenset(table.get("group_setups", ())),
+            frozenset(table.get("device_selections", ())),
         )
 
     def names_scope(self, name: str) -> bool:
@@ -280,6 +282,18 @@ class MultiDevice:
             return False
         return all(self._multi_device_value(s, branch.test is None) for s in assigns)
 
+    def only_selects_device(self, branch: Branch) -> bool:
+        """The body only picks one of several devices (``torch.cuda.set_device(device)``). In
+        the arm of a CUDA test a single-device target loses nothing by skipping it; elsewhere
+        (``if local_rank != -1:``) it may get there, and the call fails."""
+        statements = _statements(branch.body)
+        return bool(statements) and all(
+            isinstance(s, ast.Expr)
+            and isinstance(s.value, ast.Call)
+            and _call_name(s.value) in self.device_selections
+            for s in statements
+        )
+
     def _sets_up_group(self, body: list[ast.AST]) -> bool:
         return any(
             isinstance(node, ast.Call) and _call_name(node) in self.group_setups
@@ -293,6 +307,8 @@ class MultiDevice:
             return True
         if isinstance(value, ast.Attribute) and value.attr.startswith(self.enum_prefixes):
             return not fallback
+        if isinstance(value, ast.Attribute) and value.attr.lower() in self.backends:
+            return not fallback  # ``backend = Backend.NCCL``
         return any(
             isinstance(target, ast.Subscript)
             and isinstance(target.slice, ast.Constant)
@@ -358,8 +374,9 @@ def flag_name(node: ast.AST) -> str:
 
 
 def cuda_prefix(node: ast.AST) -> ast.Constant | None:
-    """``dev.startswith("cuda")``, ``str(device).startswith(("cuda", "xpu"))``: a device-type
-    test written as a prefix test; the ``"cuda"`` literal it names, or None."""
+    """``dev.startswith("cuda")``, ``dev.startswith("cuda:")``, ``str(device).startswith(("cuda",
+    "xpu"))``: a device-type test written as a prefix test; the ``"cuda"`` literal it names, or
+    None."""
     if not (
         isinstance(node, ast.Call)
         and isinstance(node.func, ast.Attribute)
@@ -370,7 +387,9 @@ def cuda_prefix(node: ast.AST) -> ast.Constant | None:
         return None
     prefix = node.args[0]
     elements = prefix.elts if isinstance(prefix, ast.Tuple) else [prefix]
-    return next((e for e in elements if isinstance(e, ast.Constant) and e.value == "cuda"), None)
+    return next(
+        (e for e in elements if isinstance(e, ast.Constant) and e.value in ("cuda", "cuda:")), None
+    )
 
 
 def asks_availability(test: ast.expr, resolve: Resolve, cuda_flags: set[str]) -> bool:
