@@ -869,7 +869,43 @@ class Analyser(ast.NodeVisitor):
             and isinstance(test.ops[0], ast.NotIn)
         ):
             # ``if accelerator not in {"cpu", "cuda", "mps"}: raise ValueError(...)``
-            self._record_admitted(node, test)
+            self._record_admitted(node, test.left, self._listed(test.comparators[0]))
+        elif node.orelse:
+            # ``if device.type == "cpu": ... elif device.type == "cuda": ... else: raise``
+            self._record_refusing_chain(node)
+
+    def _record_refusing_chain(self, node: ast.If) -> None:
+        """An ``if``/``elif`` chain of equality tests of one expression whose final ``else``
+        raises admits only the strings it tests, from its end on."""
+        branches = if_chain(node)
+        last = branches[-1]
+        if last.test is not None or not last.body or not isinstance(last.body[-1], ast.Raise):
+            return
+        tested: ast.expr | None = None
+        values: list[ast.expr] = []
+        for branch in branches[:-1]:
+            test = branch.test
+            if not (
+                isinstance(test, ast.Compare)
+                and len(test.ops) == 1
+                and isinstance(test.ops[0], ast.Eq | ast.In)
+            ):
+                return
+            if tested is not None and ast.unparse(test.left) != ast.unparse(tested):
+                return
+            tested = test.left
+            compared = test.comparators[0]
+            values += compared.elts if isinstance(compared, ast.Tuple | ast.List) else [compared]
+        if tested is not None:
+            self._record_admitted(node, tested, values, after=node.end_lineno or node.lineno)
+
+    def _listed(self, listed: ast.expr) -> list[ast.expr] | None:
+        """The elements of a literal collection, or of a local name holding one (``allowed =
+        {"cpu", "gpu", "cuda", "mps"}``)."""
+        if isinstance(listed, ast.Name):
+            named = device_checks.closed_set(listed, self.ctx)
+            listed = named if named is not None else listed
+        return list(listed.elts) if isinstance(listed, ast.List | ast.Tuple | ast.Set) else None
 
     def visit_IfExp(self, node: ast.IfExp) -> None:
         self._visit_branches(ifexp_chain(node), statement=False)
@@ -1396,22 +1432,22 @@ class Analyser(ast.NodeVisitor):
             self.visit(node.msg)
         test = node.test
         if isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], ast.In):
-            self._record_admitted(node, test)
+            self._record_admitted(node, test.left, self._listed(test.comparators[0]))
 
-    def _record_admitted(self, node: ast.Assert | ast.If, test: ast.Compare) -> None:
-        """``assert device_type in ["cuda", "ascend", "camb"]``, or ``if accelerator not in
-        allowed: raise ...`` with ``allowed`` a literal set, among the statements of a
-        function's body: after it, the expression holds one of those strings."""
+    def _record_admitted(
+        self,
+        node: ast.Assert | ast.If,
+        tested: ast.expr,
+        elements: list[ast.expr] | None,
+        after: int | None = None,
+    ) -> None:
+        """``assert device_type in ["cuda", "ascend", "camb"]``, ``if accelerator not in
+        allowed: raise ...`` with ``allowed`` a literal set, or a chain of tests whose ``else``
+        raises, among the statements of a function's body: after it (after line ``after``),
+        ``tested`` holds one of those strings."""
         scope = self.ctx.function_scope()
         if scope is None or node not in scope.body:
             return
-        listed = test.comparators[0]
-        if isinstance(listed, ast.Name):
-            named = device_checks.closed_set(listed, self.ctx)  # ``allowed = {"cpu", "mps"}``
-            listed = named if named is not None else listed
-        if not isinstance(listed, ast.List | ast.Tuple | ast.Set):
-            return
-        elements = listed.elts
         if not elements or not all(
             isinstance(e, ast.Constant) and isinstance(e.value, str) for e in elements
         ):
@@ -1419,7 +1455,9 @@ class Analyser(ast.NodeVisitor):
         admitted = frozenset(str(e.value) for e in elements if isinstance(e, ast.Constant))
         if not any(value.lower() in self.vendors.words for value in admitted):
             return  # ``assert backend in ["gloo", "nccl"]``: no device names
-        expression = ast.unparse(test.left)
+        expression = ast.unparse(tested)
+        if after is None:
+            after = node.lineno
         # The stores after the assert, by name: a name first stored from the asserted expression
         # (``device_type = eles[0]``) holds the same until its next store; the expression
         # itself until a store of it.
@@ -1427,7 +1465,7 @@ class Analyser(ast.NodeVisitor):
         simple: set[int] = set()  # the targets of ``name = value``, counted with their value
         for inner in walk(scope):
             line = getattr(inner, "lineno", 0)
-            if line <= node.lineno:
+            if line <= after:
                 continue
             if isinstance(inner, ast.Assign) and len(inner.targets) == 1:
                 target = inner.targets[0]
@@ -1443,10 +1481,7 @@ class Analyser(ast.NodeVisitor):
                 stores.setdefault(inner.id, []).append((line, None))
         never = float("inf")
         spans = {
-            expression: (
-                node.lineno,
-                min((ln for ln, _ in stores.get(expression, [])), default=never),
-            )
+            expression: (after, min((ln for ln, _ in stores.get(expression, [])), default=never))
         }
         for name, found in stores.items():
             found.sort(key=lambda store: store[0])
