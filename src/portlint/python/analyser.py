@@ -539,8 +539,12 @@ class Analyser(ast.NodeVisitor):
         module = self.stack[0] if self.stack else None
         if module is None:
             return False
-        calls = self.ctx.scope_fact("calls by callee", module, _calls_by_callee).get(node.name, [])
         mentions, called = _mentions(node.name, self.ctx.text, method=True)
+        calls = self.ctx.scope_fact("calls by callee", module, _calls_by_callee).get(node.name, [])
+        if called > len(calls) + 1 and self._fill_stand_ins(module, node.name):
+            # a call sits in a definition the sliced parse left out: parsed now
+            calls = self.ctx.scope_fact("calls by callee", module, _calls_by_callee)
+            calls = calls.get(node.name, [])
         if not calls or mentions != called or called != len(calls) + 1:
             # a call the parse left out (a definition not read), the name handed on as a value
             # (``partial(self._check, x)``), or no call at all
@@ -560,6 +564,21 @@ class Analyser(ast.NodeVisitor):
             if not given or (isinstance(given[0], ast.Constant) and given[0].value is None):
                 return False
         return True
+
+    def _fill_stand_ins(self, module: ast.AST, name: str) -> bool:
+        """Parse the definitions left unparsed (``python.slices``) whose lines mention
+        ``name``; True if one was."""
+        stand_ins = self.relevance.stand_ins
+        if not stand_ins:
+            return False
+        lines = self.relevance.lines
+        stubs = [
+            node
+            for node in walk(module)
+            if id(node) in stand_ins
+            and any(name in line for line in lines[node.lineno - 1 : node.end_lineno])
+        ]
+        return any([stand_ins.pop(id(stub))() for stub in stubs])
 
     def visit_Lambda(self, node: ast.Lambda) -> None:
         self.ctx.resolver.push(function_locals(node))
