@@ -42,7 +42,6 @@ from portlint.python.context import LOG_CALL, Context
 from portlint.python.cuda_tests import polarity_of, test_skips
 from portlint.python.environment_checks import read_variable, vendor_variables
 from portlint.python.fix_builder import FixBuilder
-from portlint.python.fixes import is_main_block
 from portlint.python.guards import (
     CUDA_DEVICE_TEXT,
     PREDICATE,
@@ -504,8 +503,8 @@ class Analyser(ast.NodeVisitor):
 
     def _visit_defaults(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
         """The parameter defaults; one that every call overrides (``_always_given``: ``def
-        train_one_epoch(..., device=torch.device("cuda"))`` in a script whose calls all pass
-        ``device=device``) never runs, so nothing in it is a site."""
+        _pixels(shape, device=torch.device("cuda"))`` whose calls all pass ``device=...``) never
+        runs, so nothing in it is a site."""
         arguments = node.args
         positional = [*arguments.posonlyargs, *arguments.args]
         with_defaults = positional[len(positional) - len(arguments.defaults) :]
@@ -553,14 +552,12 @@ class Analyser(ast.NodeVisitor):
     ) -> bool:
         """``def _check(self, dtype, device="cuda")`` whose every call in the module gives
         ``device`` (``self._check(torch.float, device=device)``): a private function's default
-        that no call leaves in place never flows. Only a private name, or a function of a script
-        (a module with a ``__main__`` block: ``def train_one_epoch(..., device=...)`` in
-        ``train.py``): another module may call a public one of a library without the argument."""
+        that no call leaves in place never flows. Only a private name: another module may call
+        a public one without the argument."""
+        if not node.name.startswith("_") or node.name.startswith("__"):
+            return False
         module = self.stack[0] if self.stack else None
         if module is None:
-            return False
-        private = node.name.startswith("_") and not node.name.startswith("__")
-        if not private and not (node in getattr(module, "body", ()) and self._is_script(module)):
             return False
         mentions, called = _mentions(node.name, self.ctx.text, method=True)
         calls = self.ctx.scope_fact("calls by callee", module, _calls_by_callee).get(node.name, [])
@@ -587,14 +584,6 @@ class Analyser(ast.NodeVisitor):
             if not given or (isinstance(given[0], ast.Constant) and given[0].value is None):
                 return False
         return True
-
-    def _is_script(self, module: ast.AST) -> bool:
-        """The module has a ``__main__`` block, or is ``__main__.py``: a program, whose
-        functions no other module calls."""
-        if os.path.basename(self.ctx.path) == "__main__.py":
-            return True
-        body = getattr(module, "body", ())
-        return any(is_main_block(statement) for statement in body)
 
     def _fill_stand_ins(self, module: ast.AST, name: str) -> bool:
         """Parse the definitions left unparsed (``python.slices``) whose lines mention
