@@ -1836,10 +1836,14 @@ def _function_names(holder: ast.AST) -> frozenset[str]:
 
 def _only_printed_names(names: set[str], scope: ast.AST, ctx: Context) -> bool:
     """Every use of the names in ``scope`` is inside what a print or log call is given (an
-    entry stored into one, ``info["GPU type"] = ...``, is no use)."""
+    entry stored into one, ``info["GPU type"] = ...``, is no use), or in the value of another of
+    the names (``s = f"{s} | {props.name}"``, then ``log.info(s)``)."""
     printed, uses = ctx.scope_fact("printed names", scope, _printed_and_uses)
+    stored = ctx.scope_fact("stored into", scope, _stored_into)
     used = [node for name in names for node in uses.get(name, ())]
-    return bool(used) and all(node in printed for node in used)
+    return bool(used) and all(
+        node in printed or stored.get(node, frozenset({""})) <= names for node in used
+    )
 
 
 #: What precedes a call on its line when the call's value is given to a name: ``name = ``.
@@ -1878,6 +1882,19 @@ def _printed_and_uses(scope: ast.AST) -> tuple[set[int], dict[str, list[int]]]:
         elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
             uses.setdefault(node.id, []).append(id(node))
     return printed, uses
+
+
+def _stored_into(scope: ast.AST) -> dict[int, frozenset[str]]:
+    """id of a name read in the value of ``a = ...`` (plain names stored) -> those names: the
+    read goes where they go (``s = f"{s} | {props.name}"``)."""
+    found: dict[int, frozenset[str]] = {}
+    for node in walk(scope):
+        if isinstance(node, ast.Assign) and all(isinstance(t, ast.Name) for t in node.targets):
+            stored = frozenset(t.id for t in node.targets if isinstance(t, ast.Name))
+            for inner in walk(node.value):
+                if isinstance(inner, ast.Name) and isinstance(inner.ctx, ast.Load):
+                    found[id(inner)] = stored
+    return found
 
 
 def _calls_by_callee(module: ast.AST) -> dict[str, list[ast.Call]]:
