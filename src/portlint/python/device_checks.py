@@ -536,7 +536,37 @@ def _feeds_only_transfer_hints(node: ast.Compare, ctx: Context) -> bool:
     parent = ctx.parents.get(id(node))
     if isinstance(parent, ast.Assign) and all(_stored_name(t) in hints for t in parent.targets):
         return True  # ``self.non_blocking = "cuda" in str(self.device)``
+    if _cuda_path_only_tunes(node, ctx, hints | {"pin_memory"}):
+        return True
     return _only_given_as(node, ctx, lambda call, keyword: keyword.arg in hints)
+
+
+def _cuda_path_only_tunes(node: ast.Compare, ctx: Context, hints: frozenset[str]) -> bool:
+    """``if device.type != "cuda": return torch.tensor(data, device=device)`` then ``t =
+    torch.tensor(data, pin_memory=True); return t.to(device, non_blocking=True)``: the early
+    return leaves a CUDA path whose every call tunes the copy (a transfer-hint keyword, or
+    ``.pin_memory()``), and the other path makes the same values without it."""
+    child, current = node, ctx.parents.get(id(node))
+    while isinstance(current, ast.BoolOp):
+        child, current = current, ctx.parents.get(id(current))
+    if not (isinstance(current, ast.If) and current.test is child) or current.orelse:
+        return False
+    # (the arm of ``if device.type == "cuda":`` is on the CUDA path, where cpu is no target)
+    if len(node.ops) != 1 or not isinstance(node.ops[0], ast.NotEq):
+        return False
+    if not current.body or not isinstance(current.body[-1], ast.Return):
+        return False
+    holder = ctx.parents.get(id(current))
+    block = getattr(holder, "body", [])
+    if current not in block:
+        return False
+    path = block[block.index(current) + 1 :]
+    calls = [n for statement in path for n in walk(statement) if isinstance(n, ast.Call)]
+    return bool(calls) and all(
+        any(keyword.arg in hints for keyword in call.keywords)
+        or (isinstance(call.func, ast.Attribute) and call.func.attr in hints)
+        for call in calls
+    )
 
 
 def _stored_name(target: ast.expr) -> str | None:
