@@ -626,14 +626,18 @@ class Analyser(ast.NodeVisitor):
 
     def visit_Assign(self, node: ast.Assign) -> None:
         covered = frozenset()
+        info = False
         if self._only_printed(node) or self._only_raised(node):
             # ``device = torch.device("cuda" if ... else "cpu")`` then only ``print(device)``:
             # the choice places no work, it is only described
             covered = frozenset(self.vendors.markers)
         elif cuda_polarity(node.value, self.ctx.qualified_name, self.ctx.cuda_flags) == 1:
             covered = self._flag_run(node)
+            # ``self.gpu_available = torch.cuda.is_available()`` in a ``SystemMetricsMonitor``:
+            # the flag decides what is recorded, as a test there does
+            info = self._in_observer()
         outer = self.guard
-        self.guard = outer.inside(False, covered)
+        self.guard = outer.inside(False, covered, info=info)
         self.visit(node.value)
         self.guard = outer
         self._record_assignment(node.targets, node.value)
