@@ -1197,14 +1197,10 @@ class Analyser(ast.NodeVisitor):
         return asks_availability(test, self.ctx.qualified_name, self.ctx.cuda_flags)
 
     def _in_environment_report(self) -> bool:
-        """The innermost function is named for an environment report (``collect_env``,
-        rules/device.toml ``[device.environment_reports]``): what it gathers is printed."""
-        scope = self._function_scope()
-        if scope is None:
-            return False
-        table = self.ctx.catalog.table("device").get("device", {}).get("environment_reports", {})
-        lower = scope.name.lower()
-        return any(name in lower for name in table.get("names", ()))
+        """The innermost function, or the module, is named for an environment report
+        (``collect_env``, rules/device.toml ``[device.environment_reports]``): what it gathers
+        is printed."""
+        return self.ctx.in_environment_report()
 
     def _in_observer(self) -> bool:
         """The innermost class, or one of its bases, is named for observing the run

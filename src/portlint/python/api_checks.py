@@ -253,9 +253,10 @@ def _report_torch_cuda(node: ast.AST, name: str, ctx: Context) -> None:
         severity = Severity.INFO
     if entry.generic and _beside_generic(node, entry.generic, ctx):
         return  # ``stream: torch.cuda.Stream | torch.Stream | None``: the generic type is named
-    if severity is Severity.WARNING and ctx.in_log_call(node):
-        # ``print(f"CUDA available: {torch.cuda.is_available()}")``: an answer that does not
-        # raise elsewhere, only printed: a merely different line (a call that raises stays)
+    if severity is Severity.WARNING and (ctx.in_log_call(node) or ctx.in_environment_report()):
+        # ``print(f"CUDA available: {torch.cuda.is_available()}")``, or ``cuda_device_count()``
+        # in ``collect_env.py``: an answer that does not raise elsewhere, only printed: a merely
+        # different line (a call that raises stays)
         severity = Severity.INFO
     targets = entry.targets
     if _divides(parent, ctx):

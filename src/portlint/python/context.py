@@ -5,6 +5,7 @@ from __future__ import annotations
 import ast
 import bisect
 import itertools
+import os
 import re
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
@@ -232,6 +233,17 @@ class Context:
             ),
             None,
         )
+
+    def in_environment_report(self) -> bool:
+        """The walk is in a function, or a module, named for an environment report
+        (``collect_env``, rules/device.toml ``[device.environment_reports]``): what it gathers
+        is printed."""
+        table = self.catalog.table("device").get("device", {}).get("environment_reports", {})
+        names = table.get("names", ())
+        scope = self.function_scope()
+        stem = os.path.splitext(os.path.basename(self.path))[0].lower()
+        lower = scope.name.lower() if scope is not None else ""
+        return any(name in lower or name == stem for name in names)
 
     def in_backend(self, node: ast.AST) -> bool:
         line = getattr(node, "lineno", 0)
