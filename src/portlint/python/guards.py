@@ -247,21 +247,34 @@ class MultiDevice:
         return any(word in lower for word in self.scope_words)
 
     def single_process(self, test: ast.expr) -> bool:
-        """``distributed_type == DistributedType.NO``, ``world_size == 1``: the test holds only
-        without several processes (so what follows its early return runs with several)."""
+        """``distributed_type == DistributedType.NO``, ``world_size == 1``, ``dist.
+        get_world_size() <= 1``, or an ``or`` with one of them (``not dist.is_initialized() or
+        world_size <= 1``): the test holds without several processes (so what follows its early
+        return runs with several)."""
+        if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.Or):
+            return any(self.single_process(value) for value in test.values)
         if not (isinstance(test, ast.Compare) and len(test.ops) == 1):
             return False
-        if not isinstance(test.ops[0], ast.Eq):
-            return False
+        op = test.ops[0]
         sides = (test.left, test.comparators[0])
         for side, other in (sides, sides[::-1]):
             if isinstance(side, ast.Attribute) and any(
                 ast.unparse(side).endswith(member) for member in self.single_process_members
             ):
-                return isinstance(other, ast.Attribute | ast.Name)
+                return isinstance(op, ast.Eq) and isinstance(other, ast.Attribute | ast.Name)
+            if isinstance(side, ast.Call) and not side.args:
+                side = side.func  # ``dist.get_world_size()``
             name = side.attr if isinstance(side, ast.Attribute) else getattr(side, "id", None)
-            if name in self.process_counts:
-                return isinstance(other, ast.Constant) and other.value == 1
+            if name in self.process_counts and isinstance(other, ast.Constant):
+                if isinstance(op, ast.Eq):
+                    return other.value == 1
+                # ``world_size <= 1``, ``world_size < 2``: the count on the left
+                on_left = other is test.comparators[0]
+                if isinstance(op, ast.LtE):
+                    return on_left and other.value == 1
+                if isinstance(op, ast.Lt):
+                    return on_left and other.value == 2
+                return False
         return False
 
     def concerns(self, branch: Branch) -> bool:
