@@ -647,6 +647,21 @@ class Analyser(ast.NodeVisitor):
                 self._record_attribute(target.attr, node.value)
                 self._record_attribute_flag(target, node.value)
 
+    def _runs_a_collective(self) -> bool:
+        """The function makes a collective call (``dist.all_reduce(t)``, rules/distributed.toml
+        ``[collectives]``): a device backend there takes only its own device's tensors."""
+        scope = self._function_scope()
+        if scope is None:
+            return False
+        calls = frozenset(
+            self.ctx.catalog.table("distributed").get("collectives", {}).get("calls", ())
+        )
+        return self.ctx.scope_fact(
+            "runs a collective",
+            scope,
+            lambda s: any(isinstance(n, ast.Call) and _call_name(n) in calls for n in walk(s)),
+        )
+
     def _unadmitted(self, branches: list[Branch]) -> frozenset[str]:
         """The targets an assert of the function keeps out of what the chain's tests compare."""
         if not self.ctx.admitted:
@@ -979,6 +994,15 @@ class Analyser(ast.NodeVisitor):
         if gate is not None and (last == 1 or branches[last].test is None):
             newer = newer_torch_arm(gate)
         old_arm = None if newer is None else (last if newer else last - 1)
+        # ``device = "cuda" if torch.cuda.is_available() else "cpu"`` in a function that makes a
+        # collective call: elsewhere the CPU tensors meet the device backend's process group,
+        # which raises; a single-device target's group is Gloo, which takes them
+        collective_fallback = (
+            last > 0
+            and branches[last].test is None
+            and _falls_back_to_cpu(branches[last])
+            and self._runs_a_collective()
+        )
         refused_else = (
             last > 0
             and branches[last].test is None
@@ -988,6 +1012,7 @@ class Analyser(ast.NodeVisitor):
                     polarity[i] == 1 and _same_body(branches[i], branches[last])
                     for i in range(last)
                 )
+                or collective_fallback
             )
         )
         # ``if args.fp8: if device_type != "cuda": print("ignoring --fp8") else: ...``: a CUDA
@@ -1051,6 +1076,8 @@ class Analyser(ast.NodeVisitor):
             # had no xpu or mps build, nor the newer device-generic forms
             bound = older_torch_bound(branch.test) if branch.test is not None else None
             covered |= self._absent_before(bound)
+            if collective_fallback and polarity[position] == 1:
+                covered |= self.multi_device.single
             if self.multi_device.concerns(branch) or (
                 polarity[position] == 1 and self.multi_device.only_selects_device(branch)
             ):
@@ -1832,6 +1859,17 @@ def _function_names(holder: ast.AST) -> frozenset[str]:
     """The names of the functions defined in the body of a module or class."""
     body = getattr(holder, "body", [])
     return frozenset(s.name for s in body if isinstance(s, ast.FunctionDef | ast.AsyncFunctionDef))
+
+
+def _falls_back_to_cpu(branch: Branch) -> bool:
+    """The arm is the CPU device: ``else torch.device("cpu")``, ``else "cpu"``."""
+    if len(branch.body) != 1:
+        return False
+    part = branch.body[0]
+    value = part.value if isinstance(part, ast.Expr | ast.Assign | ast.Return) else part
+    if isinstance(value, ast.Call) and len(value.args) == 1 and not value.keywords:
+        value = value.args[0]  # ``torch.device("cpu")``
+    return isinstance(value, ast.Constant) and value.value == "cpu"
 
 
 def _only_printed_names(names: set[str], scope: ast.AST, ctx: Context) -> bool:

@@ -395,6 +395,9 @@ class Context:
             severity = Severity.ERROR
         elif guard.fails_elsewhere and guard.cuda_only and severity is not Severity.INFO:
             severity = Severity.ERROR  # the other targets take an ``else`` that fails
+            failing = [t for t, a in targets.items() if not a.portable and t != "rocm"]
+            if failing:
+                message += f" ({', '.join(failing)} take an arm that fails there)"
         elif guard.cuda_only and severity is not Severity.INFO:
             severity = Severity.WARNING
             skipped = [t for t, a in targets.items() if not a.portable and t != "rocm"]
