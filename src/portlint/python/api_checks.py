@@ -20,7 +20,7 @@ from portlint.python.guards import (
     operands_before,
     rocm_build_test,
 )
-from portlint.python.torch_api import torch_cuda_api
+from portlint.python.torch_api import DISABLES_AUTOCAST, disables_autocast, torch_cuda_api
 from portlint.python.tree import walk
 
 TF32_SWITCHES = frozenset(
@@ -237,16 +237,19 @@ def _report_torch_cuda(node: ast.AST, name: str, ctx: Context) -> None:
         message = f"`torch.cuda.{member}` is a private API of NVIDIA and ROCm builds"
     else:
         message = f"`torch.cuda.{member}` exists only on NVIDIA and ROCm builds"
+    parent = ctx.parents.get(id(node))
+    call = parent if isinstance(parent, ast.Call) and parent.func is node else None
+    # ``with torch.cuda.amp.autocast(False):``
+    disables = member == "amp.autocast" and call is not None and disables_autocast(call, 0)
+    behaviour = DISABLES_AUTOCAST if disables else entry.behaviour_text()
     if entry.generic:
         message += f"; device-generic: `{entry.generic_text()}`"
-    if entry.behaviour_text():
-        message += f" ({entry.behaviour_text()})"
+    if behaviour:
+        message += f" ({behaviour})"
     fix = None
     if ctx.fixes is not None:
-        parent = ctx.parents.get(id(node))
-        call = parent if isinstance(parent, ast.Call) and parent.func is node else None
         fix = ctx.fixes.torch_cuda(node, entry, call)
-    severity = entry.severity
+    severity = Severity.INFO if disables else entry.severity
     if guard is not None and guard.cuda_only and _quiet_on_cuda_path(member, ctx):
         # ``if dev.type == "cuda": name = torch.cuda.get_device_name()`` for a printout, or
         # ``if torch.cuda.is_available(): torch.cuda.reset_peak_memory_stats()``

@@ -14,7 +14,7 @@ from portlint.python.context import Context
 from portlint.python.cuda_tests import in_skip_condition, test_skips
 from portlint.python.fixes import FixBase, _contains
 from portlint.python.guards import asks_availability, cuda_prefix, flag_name
-from portlint.python.torch_api import torch_cuda_api
+from portlint.python.torch_api import DISABLES_AUTOCAST, disables_autocast, torch_cuda_api
 from portlint.python.tree import walk
 
 CUDA_DEVICE = re.compile(r"^cuda(:\d+)?$")
@@ -189,6 +189,8 @@ def check_device_strings(node: ast.Call, ctx: Context) -> None:
     if like is not None:
         entry = torch_cuda_api(ctx.catalog).entry(like)
         severity, behaviour = entry.severity, entry.behaviour_text()
+        if like == "amp.autocast" and disables_autocast(node, 2):
+            severity, behaviour = Severity.INFO, DISABLES_AUTOCAST
     arguments = device_arguments(node, name)
     if ctx.positions is not None:
         # ``_place(x, device)`` where the module's private ``_place`` puts ``device`` in a

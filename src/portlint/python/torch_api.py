@@ -7,6 +7,7 @@ names ``torch.npu``, ``torch.mlu``, ``torch.xpu`` and ``torch.mps`` really expor
 
 from __future__ import annotations
 
+import ast
 import functools
 from dataclasses import dataclass, replace
 from typing import Any
@@ -164,3 +165,17 @@ def _cpu_advice(answer: str | None, value: str | None = None) -> Advice:
 @functools.cache
 def torch_cuda_api(catalog: Catalog) -> TorchCudaApi:
     return TorchCudaApi(catalog)
+
+
+def disables_autocast(call: ast.Call, enabled_position: int) -> bool:
+    """``torch.autocast("cuda", enabled=False)``, ``torch.cuda.amp.autocast(False)``: the call
+    only switches off an autocast around it. Without CUDA there is no CUDA autocast to switch
+    off: it does nothing (and another device's autocast stays on, a merely different value)."""
+    given = [kw.value for kw in call.keywords if kw.arg == "enabled"]
+    if len(call.args) > enabled_position:
+        given.append(call.args[enabled_position])
+    return any(isinstance(value, ast.Constant) and value.value is False for value in given)
+
+
+#: What the finding says of an autocast that only switches autocast off.
+DISABLES_AUTOCAST = "it only switches a CUDA autocast off: without CUDA it does nothing"
