@@ -226,7 +226,24 @@ class Analyser(ast.NodeVisitor):
                 # is no CUDA-only path (xpu does not skip it, it runs it)
                 cuda_path = polarity == -1 and _only_cuda_goes_on(reach)
                 self.guard = self.guard.inside(cuda_path, covered, reach, behind=behind)
+            elif isinstance(node, ast.Assert):
+                self._after_assert(node)
         self.guard = outer
+
+    def _after_assert(self, node: ast.Assert) -> None:
+        """``assert torch.cuda.is_available()``: what follows in the block runs only where the
+        assert held, as after ``if not torch.cuda.is_available(): raise``; ``assert cuda or xpu
+        or mps``: only those targets go on."""
+        resolve = self.ctx.qualified_name
+        reach = only_targets(node.test, resolve, self.vendors)
+        asks = cuda_polarity(node.test, resolve, self.ctx.cuda_flags) == 1 and (
+            self._asks_availability(node.test)
+        )
+        if reach is None and not asks:
+            return
+        # (not a CUDA path: the other targets do not skip what follows, they stop at the assert)
+        behind = node.test if asks else None
+        self.guard = self.guard.inside(False, frozenset(), reach, behind=behind)
 
     def visit_Module(self, node: ast.Module) -> None:
         self.ctx.module_functions = frozenset(
@@ -979,11 +996,16 @@ class Analyser(ast.NodeVisitor):
         if statement:
             extra += self._vendor_run(branches)
         # A branch handles a target when its test or its body names that target's API or device.
-        handled = [self._handled(b) for b in branches]
-        extra_handled = frozenset().union(*(self._handled(b) for b in extra))
         polarity = [
             cuda_polarity(b.test, resolve, flags) if b.test is not None else 0 for b in branches
         ]
+        if self._dispatches_on_kinds(branches):
+            # ``if kind == "torchscript": ... x.to("xpu") elif kind == "bladedisc": ...``: arms
+            # for other things than devices; what one arm does for xpu is not what another does
+            handled = [frozenset[str]() for _ in branches]
+        else:
+            handled = [self._handled(b) for b in branches]
+        extra_handled = frozenset().union(*(self._handled(b) for b in extra))
         outer = self.guard
         # ``if torch >= 2.3: torch.amp.X(...) else: torch.cuda.amp.X()``: the older arm
         # (also ``elif vendor: ... else: if torch >= 2.3: ... else: ...``, flattened into the
@@ -1344,6 +1366,31 @@ class Analyser(ast.NodeVisitor):
             return frozenset()  # nothing in it can name a target
         resolve = self.ctx.qualified_name
         return frozenset().union(*(handled_targets(n, resolve, self.vendors) for n in nodes))
+
+    def _dispatches_on_kinds(self, branches: list[Branch]) -> bool:
+        """Every test of the chain compares one expression with strings that name no device
+        or vendor (``type == "onnx"``, ``elif type == "torchscript"``): the arms are per kind
+        of something else, and what one does for a target covers nothing in another."""
+        tested: str | None = None
+        tests = [b.test for b in branches if b.test is not None]
+        if len(tests) < 2:
+            return False
+        for test in tests:
+            if not (
+                isinstance(test, ast.Compare)
+                and len(test.ops) == 1
+                and isinstance(test.ops[0], ast.Eq)
+                and isinstance(test.comparators[0], ast.Constant)
+                and isinstance(test.comparators[0].value, str)
+            ):
+                return False
+            text = ast.unparse(test.left)
+            if tested is not None and text != tested:
+                return False
+            tested = text
+            if test.comparators[0].value.lower() in self.vendors.words:
+                return False
+        return True
 
     def _names_flag(self, first: int, last: int) -> bool:
         flags = self.vendors.flags

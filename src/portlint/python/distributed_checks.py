@@ -94,7 +94,9 @@ def check_backend_call(node: ast.Call, ctx: Context) -> None:
             fix = ctx.fixes.backend(literal, via_variable) if ctx.fixes else None
             # ``if torch.cuda.is_available(): backend = "nccl"``: chosen only on the CUDA path,
             # whose reported test is the other targets' site
-            behind = ctx.behind_cuda_test(literal, ctx.guards.get(id(literal)))
+            # (a literal written in the call is not walked yet: the call's guard is its own)
+            guard = ctx.guards.get(id(literal)) or ctx.guards.get(id(node))
+            behind = ctx.behind_cuda_test(literal, guard)
             message = f"NCCL backend hard-coded{flow}"
             ctx.report(literal, "PRT301", message, fix=fix, behind=behind)
 
