@@ -285,6 +285,7 @@ class Context:
                 for part in body
                 for node in walk(part)
                 for key in at.get(id(node), ())
+                if not self._scopes_device(node)
             ]
             # A literal that restates the test is no finding of the body: a branch that only
             # stores it (``self.accelerator = "cuda"``) keeps its test's severity, since the
@@ -297,6 +298,15 @@ class Context:
             if quiet and finding.severity is not Severity.INFO:
                 message = finding.message.split(" (" + GUARDED_NOTE[:16])[0]
                 finished[key] = (report, finding._replace(severity=Severity.INFO, message=message))
+
+    def _scopes_device(self, node: ast.AST) -> bool:
+        """``with torch.cuda.device(device):``: the context only picks the device for the calls
+        inside it, whose findings say what the arm loses."""
+        call = self.parents.get(id(node))
+        if not (isinstance(call, ast.Call) and call.func is node):
+            return False
+        item = self.parents.get(id(call))
+        return isinstance(item, ast.withitem) and self.qualified_name(node) == "torch.cuda.device"
 
     def _behind_tests(self, finished: dict[int, tuple[Report, Finding]]) -> None:
         """A call behind a reported CUDA availability test is no finding: the test is the site
