@@ -223,6 +223,7 @@ class MultiDevice:
     #: calls that set up a group of processes (``init_process_group``)
     group_setups: frozenset[str] = frozenset()
     device_selections: frozenset[str] = frozenset()
+    mode_words: frozenset[str] = frozenset()
 
     @classmethod
     def from_facts(cls, facts: Mapping[str, Mapping], table: Mapping) -> MultiDevice:
@@ -239,6 +240,7 @@ class MultiDevice:
             frozenset(table.get("process_counts", ())),
             frozenset(table.get("group_setups", ())),
             frozenset(table.get("device_selections", ())),
+            frozenset(word.lower() for word in table.get("mode_words", ())),
         )
 
     def names_scope(self, name: str) -> bool:
@@ -285,6 +287,10 @@ class MultiDevice:
         counts, since setting it changes nothing where there is one device."""
         if branch.test is not None and any(_asks_several(n) for n in walk(branch.test)):
             return True
+        if branch.test is not None and self._asks_for_mode(branch.test):
+            # ``if use_ddp:``, ``elif args.fsdp:``: an arm for a data-parallel mode, which needs a
+            # process group over several devices
+            return True
         if branch.test is not None and self._sets_up_group(branch.body):
             # ``if ddp and device_type == "cuda": ... init_process_group("nccl")``: a branch
             # that starts several processes, one per device
@@ -294,6 +300,19 @@ class MultiDevice:
         if not assigns or any(not isinstance(s, ast.Assign | ast.Pass) for s in statements):
             return False
         return all(self._multi_device_value(s, branch.test is None) for s in assigns)
+
+    def _asks_for_mode(self, test: ast.expr) -> bool:
+        """The test holds only in a data-parallel mode: a name with a word of ``mode_words``
+        (``use_ddp``, ``self.is_fsdp``, ``is_fsdp_enabled()``; whole words, so ``DDPMScheduler``
+        is no DDP), alone or in an ``and``; not negated (``not args.use_fsdp``)."""
+        if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And):
+            return any(self._asks_for_mode(value) for value in test.values)
+        if isinstance(test, ast.Call) and not test.args:
+            test = test.func
+        if not isinstance(test, ast.Name | ast.Attribute):
+            return False
+        last = test.attr if isinstance(test, ast.Attribute) else test.id
+        return bool(self.mode_words & {word.lower() for word in IDENTIFIER_WORD.findall(last)})
 
     def only_selects_device(self, branch: Branch) -> bool:
         """The body only picks one of several devices (``torch.cuda.set_device(device)``). In
@@ -328,6 +347,10 @@ class MultiDevice:
             and str(target.slice.value).endswith(self.variable_suffixes)
             for target in statement.targets
         )
+
+
+#: The words of an identifier: ``use_ddp`` -> use, ddp; ``isFSDP`` -> is, FSDP.
+IDENTIFIER_WORD = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+")
 
 
 def _statements(body: list[ast.AST]) -> list[ast.AST]:
