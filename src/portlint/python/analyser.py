@@ -1028,14 +1028,7 @@ class Analyser(ast.NodeVisitor):
         refused_else = (
             last > 0
             and branches[last].test is None
-            and (
-                _refuses(branches[last])
-                or any(
-                    polarity[i] == 1 and _same_body(branches[i], branches[last])
-                    for i in range(last)
-                )
-                or collective_fallback
-            )
+            and (_refuses(branches[last]) or collective_fallback)
         )
         # ``if args.fp8: if device_type != "cuda": print("ignoring --fp8") else: ...``: a CUDA
         # test inside a branch taken for an NVIDIA-only feature gates that feature by design
@@ -1100,6 +1093,16 @@ class Analyser(ast.NodeVisitor):
             covered |= self._absent_before(bound)
             if collective_fallback and polarity[position] == 1:
                 covered |= self.multi_device.single
+            if (
+                polarity[position] == 1
+                and position < last
+                and branches[last].test is None
+                and _same_body(branch, branches[last])
+            ):
+                # ``if "cuda" in t: n = torch.cuda.device_count() ... else: n =
+                # torch.cuda.device_count()``: the other targets run the same code in the final
+                # ``else``, whose own findings say what happens there; the test decides nothing
+                covered |= frozenset(self.vendors.markers)
             if self.multi_device.concerns(branch) or (
                 polarity[position] == 1 and self.multi_device.only_selects_device(branch)
             ):
@@ -2287,7 +2290,7 @@ def _reads_capability(expr: ast.expr) -> bool:
 
 def _same_body(branch: Branch, other: Branch) -> bool:
     """``elif cuda: torch.cuda.synchronize(d) else: torch.cuda.synchronize(d)``: the two arms
-    do the same thing, so the ``else`` fails off CUDA just as the CUDA arm would."""
+    do the same thing, so the ``else`` does off CUDA what the CUDA arm would."""
     dump = [ast.dump(statement) for statement in branch.body]
     return bool(dump) and dump == [ast.dump(statement) for statement in other.body]
 
