@@ -41,17 +41,19 @@ CANDIDATE_WORDS = WordSet(
     },
     ANCHORS,
 )
-#: Words of vendor checks (``use_npu = is_npu_available()``, ``HAS_XPU = True``): an assignment
+#: Words of vendor checks (``use_npu = is_npu_available()``, ``HAS_XPU = True``, a test of
+#: ``torch._C._get_privateuse1_backend_name()``, the backend npu and mlu register as): an assignment
 #: on such a line is walked, so that a later ``if use_npu:`` is known as a vendor branch; and an
 #: ``if`` chain without them has no sibling branch to look for.
 VENDOR_TEXT = re.compile(
-    r"(?i:npu|mlu|xpu|mps|rocm|hip|ipex|ascend|camb|intel|amd|cpu|accelerator|get_device_module)"
+    r"(?i:npu|mlu|xpu|mps|rocm|hip|ipex|ascend|camb|intel|amd|cpu|accelerator|get_device_module"
+    r"|privateuse1)"
 )
 #: ``VENDOR_TEXT``'s words, to look for in lower-cased ASCII text: on ASCII text the same answer,
 #: several times faster than the case-insensitive expression, which has no literal to skip to.
 VENDOR_WORDS = (
     *("npu", "mlu", "xpu", "mps", "rocm", "hip", "ipex", "ascend", "camb", "intel", "amd", "cpu"),
-    *("accelerator", "get_device_module"),
+    *("accelerator", "get_device_module", "privateuse1"),
 )
 #: Statements that are always walked: they bind names that later lines resolve through.
 ALWAYS = (ast.Import, ast.ImportFrom)
