@@ -10,7 +10,7 @@ from portlint.model import PORTABLE, Advice, Edit, Fix
 from portlint.python.context import Context
 from portlint.python.device_checks import flowing_values
 from portlint.python.fixes import FixBase
-from portlint.python.tree import walk
+from portlint.python.tree import mapping_default, walk
 
 #: Function name -> does its first positional argument take the backend?
 BACKEND_CALLS = {
@@ -60,6 +60,12 @@ def nccl_literals(expr: ast.expr, ctx: Context, depth: int = 0) -> list[tuple[as
         return [(expr, depth > 0)]
     if isinstance(expr, ast.IfExp):
         return nccl_literals(expr.body, ctx, depth) + nccl_literals(expr.orelse, ctx, depth)
+    default = mapping_default(expr)
+    if default is not None and depth < FLOW_DEPTH:
+        # ``backend=kwargs.get("backend", "nccl")``: the default, where the key is missing. (A
+        # device default of the same shape, ``kwargs.get("device", "cuda")``, is mostly one that
+        # internal code always fills in: not followed, precision first.)
+        return nccl_literals(default, ctx, depth + 1)
     if isinstance(expr, ast.Name | ast.Attribute) and depth < FLOW_DEPTH:
         return [
             hit

@@ -162,3 +162,19 @@ class LazyParents:
     def update(self, parents: dict[int, ast.AST]) -> None:
         """Parents of nodes added to the tree after the maps were built (a stand-in parsed)."""
         self.added.update(parents)
+
+
+def mapping_default(node: ast.AST) -> ast.expr | None:
+    """``kwargs.get("backend", "nccl")``, ``os.environ.get("DEVICE", default="cuda")``: the value
+    a mapping's ``get`` gives when the key is missing, or None for anything else."""
+    if not (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute)
+        and node.func.attr == "get"
+        and node.args
+    ):
+        return None
+    if len(node.args) == 2 and not node.keywords:
+        return node.args[1]
+    keyword = [k.value for k in node.keywords if k.arg == "default"]
+    return keyword[0] if len(node.args) == 1 and len(keyword) == 1 else None
