@@ -61,4 +61,5 @@ def test_installed_wheel_lints_from_outside_the_checkout(wheel, tmp_path):
         (11, "PRT301", '"hccl"'),
         (12, "PRT302", '"hccl"'),
         (14, "PRT301", '"hccl"'),
+        (23, "PRT301", '"hccl"'),
     ]
