@@ -13,12 +13,24 @@ from typing import Any, TypeVar
 
 from portlint.catalog import Catalog, Rule
 from portlint.model import PORTABLE, Advice, Applicability, Finding, Fix, Severity, Span, Status
-from portlint.python.guards import NO_GUARD, Guard, availability_before, flag_name
+from portlint.python.guards import (
+    CUDA_CHECKS,
+    NO_GUARD,
+    Guard,
+    asks_availability,
+    availability_before,
+    flag_name,
+)
 from portlint.python.names import NameResolver
 from portlint.python.tree import walk
 from portlint.textindex import LineIndex
 
 GUARDED_NOTE = "only on the CUDA path: {targets} skip it and silently run on the CPU"
+#: The same behind a test of a device's type (``if x.device.type == "cuda":``, ``x.is_cuda``): the
+#: other targets skip the arm on their own device, they do not fall back to the CPU.
+SKIPPED_NOTE = "only on the CUDA path: {targets} skip it"
+#: The rules whose sites are tests of a device's type.
+DEVICE_TYPE_TESTS = frozenset({"PRT103", "PRT104"})
 #: Calls that print or log: ``print``, ``logger.info``, ``sys.stderr.write``.
 LOG_CALL = re.compile(r"(?:print|debug|info|warning|warn|log|write)$")
 
@@ -299,6 +311,18 @@ class Context:
                 message = finding.message.split(" (" + GUARDED_NOTE[:16])[0]
                 finished[key] = (report, finding._replace(severity=Severity.INFO, message=message))
 
+    def _asks_machine(self, test: ast.expr | None) -> bool:
+        """The CUDA test in force asks about the machine (``torch.cuda.is_available()``, a device
+        count, a flag that holds such a check), where the other targets fall back to the CPU;
+        not a test of a device's type, which they pass on their own device. Unknown (None):
+        the machine."""
+        if test is None:
+            return True
+        return asks_availability(test, self.qualified_name, self.cuda_flags) or any(
+            isinstance(node, ast.Attribute) and self.qualified_name(node) in CUDA_CHECKS
+            for node in walk(test)
+        )
+
     def _scopes_device(self, node: ast.AST) -> bool:
         """``with torch.cuda.device(device):``: the context only picks the device for the calls
         inside it, whose findings say what the arm loses."""
@@ -412,7 +436,11 @@ class Context:
             severity = Severity.WARNING
             skipped = [t for t, a in targets.items() if not a.portable and t != "rocm"]
             if skipped:
-                message += " (" + GUARDED_NOTE.format(targets=", ".join(skipped)) + ")"
+                # a test of a device's type (PRT103, PRT104) is no fallback to the CPU either
+                machine = report.rule.code not in DEVICE_TYPE_TESTS
+                machine = machine and self._asks_machine(guard.behind)
+                note = GUARDED_NOTE if machine else SKIPPED_NOTE
+                message += " (" + note.format(targets=", ".join(skipped)) + ")"
         span = report.span or self.span(report.node)
         symbol = self.index.text(span.line, span.column, span.end_line, span.end_column)
         return report.rule.finding(self.path, span, message, symbol, targets, severity, report.fix)
