@@ -84,6 +84,23 @@ def check_import(node: ast.Import | ast.ImportFrom, ctx: Context) -> None:
         ctx.parents[id(alias)] = node  # the walk does not enter aliases
         ctx.report(alias, "PRT501", message, targets=table[package], severity=severity)
         _scope_after_local_import(node, ctx, table[package])
+        if not (fallback or checked or integration):
+            _scope_after_module_import(node, ctx, package)
+
+
+def _scope_after_module_import(node: ast.AST, ctx: Context, package: str) -> None:
+    """``from flash_attn import flash_attn_func`` at the top of a module: the module loads only
+    where the package does, so what follows lists only the targets of its own builds
+    (``builds`` in rules/packages.toml); a package without the key keeps every target."""
+    if not isinstance(ctx.parents.get(id(node)), ast.Module):
+        return
+    row = ctx.catalog.table("packages").get("package", {}).get(package, {})
+    builds = row.get("builds")
+    if builds is None:
+        return
+    absent = frozenset(TARGETS) - frozenset(builds)
+    last = ctx.text.count("\n") + 1
+    ctx.package_scopes.append(((node.end_lineno or node.lineno) + 1, last, absent))
 
 
 def _own_state_only(node: ast.AST, ctx: Context) -> bool:
