@@ -151,6 +151,8 @@ class Analyser(ast.NodeVisitor):
         self._private_calls: dict[str, tuple[int, list[tuple[str, ast.AST]]]] | None = None
         #: ``self.x`` attributes given a value that is not a CUDA test (``_record_attribute_flag``)
         self.other_attribute_values: set[str] = set()
+        #: ids of the parameter defaults that every call overrides (``_visit_defaults``).
+        self.overridden_defaults: set[int] = set()
         #: How often the file stores each ``self`` attribute (``_record_attribute_flag``).
         self.attribute_stores: collections.Counter[str] = collections.Counter()
         backends = ctx.catalog.table("distributed").get("backends", {})
@@ -521,34 +523,28 @@ class Analyser(ast.NodeVisitor):
     def _visit_defaults(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
         """The parameter defaults; one that every call overrides (``_always_given``: ``def
         _pixels(shape, device=torch.device("cuda"))`` whose calls all pass ``device=...``) never
-        runs, so nothing in it is a site."""
-        arguments = node.args
-        positional = [*arguments.posonlyargs, *arguments.args]
-        with_defaults = positional[len(positional) - len(arguments.defaults) :]
-        pairs = list(zip(with_defaults, arguments.defaults, strict=True))
-        # kw_defaults holds None for a keyword-only argument without a default.
-        keywords = zip(arguments.kwonlyargs, arguments.kw_defaults, strict=True)
-        pairs += [(a, d) for a, d in keywords if d is not None]
+        runs, so nothing in it is a site. Records those defaults for ``_record_defaults``."""
+        positional = [*node.args.posonlyargs, *node.args.args]
         outer = self.guard
-        for argument, default in pairs:
+        for argument, default in _default_pairs(node):
             last = default.end_lineno or default.lineno
             if self.relevance.has_candidate(default.lineno, last) and self._always_given(
                 node, argument.arg, positional
             ):
+                self.overridden_defaults.add(id(default))
                 self.guard = outer.inside(False, frozenset(self.vendors.markers))
             self.visit(default)
             self.guard = outer
 
     def _record_defaults(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
         """``def f(device="cuda")``: the default flows to the parameter's uses, unless the body
-        assigns the parameter (then the default may never reach them)."""
-        arguments = node.args
-        positional = [*arguments.posonlyargs, *arguments.args]
-        with_defaults = positional[len(positional) - len(arguments.defaults) :]
-        pairs = list(zip(with_defaults, arguments.defaults, strict=True))
-        keywords = zip(arguments.kwonlyargs, arguments.kw_defaults, strict=True)
-        pairs += [(a, d) for a, d in keywords if d is not None]
-        pairs = [(a, d) for a, d in pairs if self.relevance.has_candidate(d.lineno, d.lineno)]
+        assigns the parameter (then the default may never reach them), or every call overrides
+        it (``_visit_defaults`` found those)."""
+        pairs = [
+            (a, d)
+            for a, d in _default_pairs(node)
+            if self.relevance.has_candidate(d.lineno, d.lineno)
+        ]
         if not pairs:
             return
         assigned = {
@@ -558,7 +554,7 @@ class Analyser(ast.NodeVisitor):
             if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)
         }
         for argument, default in pairs:
-            if argument.arg in assigned or self._always_given(node, argument.arg, positional):
+            if argument.arg in assigned or id(default) in self.overridden_defaults:
                 continue
             self.ctx.resolver.record_value(argument.arg, default)
             self.ctx.parameter_defaults.add(id(default))
@@ -1983,6 +1979,17 @@ def _stored_into(scope: ast.AST) -> dict[int, frozenset[str]]:
                 if isinstance(inner, ast.Name) and isinstance(inner.ctx, ast.Load):
                     found[id(inner)] = stored
     return found
+
+
+def _default_pairs(node: ast.FunctionDef | ast.AsyncFunctionDef) -> list[tuple[ast.arg, ast.expr]]:
+    """Each parameter with a default, and its default (positional ones, then keyword-only)."""
+    arguments = node.args
+    positional = [*arguments.posonlyargs, *arguments.args]
+    with_defaults = positional[len(positional) - len(arguments.defaults) :]
+    pairs = list(zip(with_defaults, arguments.defaults, strict=True))
+    # kw_defaults holds None for a keyword-only argument without a default.
+    keywords = zip(arguments.kwonlyargs, arguments.kw_defaults, strict=True)
+    return pairs + [(a, d) for a, d in keywords if d is not None]
 
 
 def _calls_by_callee(module: ast.AST) -> dict[str, list[ast.Call]]:
