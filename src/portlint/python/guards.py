@@ -14,7 +14,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TypeGuard
 
-from portlint.python.backends import vendor_of
+from portlint.python.backends import WORD, vendor_of
 from portlint.python.tree import walk
 
 #: Qualified names whose truth means "an NVIDIA (or ROCm) GPU is here".
@@ -312,7 +312,7 @@ class MultiDevice:
         if not isinstance(test, ast.Name | ast.Attribute):
             return False
         last = test.attr if isinstance(test, ast.Attribute) else test.id
-        return bool(self.mode_words & {word.lower() for word in IDENTIFIER_WORD.findall(last)})
+        return bool(self.mode_words & {word.lower() for word in WORD.findall(last)})
 
     def only_selects_device(self, branch: Branch) -> bool:
         """The body only picks one of several devices (``torch.cuda.set_device(device)``). In
@@ -347,10 +347,6 @@ class MultiDevice:
             and str(target.slice.value).endswith(self.variable_suffixes)
             for target in statement.targets
         )
-
-
-#: The words of an identifier: ``use_ddp`` -> use, ddp; ``isFSDP`` -> is, FSDP.
-IDENTIFIER_WORD = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+")
 
 
 def _statements(body: list[ast.AST]) -> list[ast.AST]:
