@@ -541,7 +541,7 @@ def _feeds_only_transfer_hints(node: ast.Compare, ctx: Context) -> bool:
     parent = ctx.parents.get(id(node))
     if isinstance(parent, ast.Assign) and all(_stored_name(t) in hints for t in parent.targets):
         return True  # ``self.non_blocking = "cuda" in str(self.device)``
-    if _cuda_path_only_tunes(node, ctx, hints | {"pin_memory"}):
+    if _cuda_path_only_tunes(node, ctx, hints):
         return True
     return _only_given_as(node, ctx, lambda call, keyword: keyword.arg in hints)
 

@@ -36,7 +36,7 @@ from pathlib import Path
 
 from portlint.config import version_tuple
 from portlint.model import Applicability, Edit, Fix, Span
-from portlint.python.guards import CUDA_CHECKS
+from portlint.python.guards import CUDA_CHECKS, flag_name
 from portlint.python.names import import_bindings
 from portlint.python.slices import whole
 from portlint.python.tree import LazyParents, statements_walk
@@ -671,17 +671,7 @@ def _contains(outer: ast.AST, inner: ast.AST) -> bool:
 
 def _reads(expr: ast.AST, name: str) -> bool:
     """``expr`` reads the flag ``name``: a name, or a dotted attribute (``self.is_cuda``)."""
-    return any(_flag_text(node) == name for node in ast.walk(expr))
-
-
-def _flag_text(node: ast.AST) -> str | None:
-    """``use_cuda``, ``self.is_cuda``, ``args.cuda``: the text of a name or of an attribute of
-    a name; None for anything else."""
-    if isinstance(node, ast.Name):
-        return node.id
-    if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):
-        return f"{node.value.id}.{node.attr}"
-    return None
+    return any(flag_name(node) == name for node in ast.walk(expr))
 
 
 def _assigned_flag(statement: ast.AST, value: ast.AST) -> str | None:
@@ -690,7 +680,7 @@ def _assigned_flag(statement: ast.AST, value: ast.AST) -> str | None:
     if isinstance(statement, ast.Assign) and statement.value is value:
         targets = statement.targets
         if len(targets) == 1:
-            return _flag_text(targets[0])
+            return flag_name(targets[0]) or None
     if isinstance(statement, ast.AnnAssign) and statement.value is value:
-        return _flag_text(statement.target)
+        return flag_name(statement.target) or None
     return None
