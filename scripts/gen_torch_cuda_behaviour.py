@@ -180,11 +180,11 @@ def generic_forms() -> dict[str, str]:
     where that form is a plain dotted name (``torch.OutOfMemoryError``)."""
     with POLICY.open("rb") as handle:
         policy = tomllib.load(handle).get("api", {})
+    forms = {name: str(entry.get("generic", "")) for name, entry in policy.items()}
     return {
-        name: entry["generic"]
-        for name, entry in policy.items()
-        if str(entry.get("generic", "")).replace(".", "").replace("_", "").isalnum()
-        and str(entry.get("generic", "")).startswith("torch.")
+        name: form
+        for name, form in forms.items()
+        if form.startswith("torch.") and form.replace(".", "").replace("_", "").isalnum()
     }
 
 
