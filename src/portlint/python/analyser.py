@@ -384,23 +384,23 @@ class Analyser(ast.NodeVisitor):
     visit_AsyncFunctionDef = visit_FunctionDef
 
     def _vendor_helper(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
-        """The function is named for CUDA (``_check_nvidia_connectivity``) and its module or
-        class defines the same function for another accelerator target
-        (``_check_amd_connectivity``, ``_check_npu_connectivity``)."""
+        """The function is named for CUDA or ROCm (``_check_nvidia_connectivity``,
+        ``_rocm_gpu_count``) and its module or class defines the same function for another
+        accelerator vendor (``_check_amd_connectivity``, ``_musa_gpu_count``)."""
         words = node.name.split("_")
-        if not any(self.vendors.words.get(word.lower()) == "cuda" for word in words):
+        own = {self.vendors.words.get(word.lower()) for word in words} & {"cuda", "rocm"}
+        if not own:
             return False
         names = self.ctx.scope_fact("functions", self.stack[-2], _function_names)
-        others = [
-            word
-            for word, vendor in self.vendors.words.items()
-            if vendor in self.vendors.markers and vendor != "cpu"
-        ]
         for position, word in enumerate(words):
-            if self.vendors.words.get(word.lower()) == "cuda":
-                for other in others:
-                    if "_".join([*words[:position], other, *words[position + 1 :]]) in names:
-                        return True
+            vendor = self.vendors.words.get(word.lower())
+            if vendor not in own:
+                continue
+            for other, other_vendor in self.vendors.words.items():
+                if other_vendor in (vendor, "cpu"):
+                    continue
+                if "_".join([*words[:position], other, *words[position + 1 :]]) in names:
+                    return True
         return False
 
     def _patches_cuda_module(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
