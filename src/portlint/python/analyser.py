@@ -832,7 +832,39 @@ class Analyser(ast.NodeVisitor):
             destination = argument_destination(node)
             if default is not None and destination:
                 self._record_attribute(destination, default)
+        if self._registry_entry(node):
+            outer = self.guard
+            self.guard = outer.inside(False, frozenset(self.vendors.markers))
+            self.generic_visit(node)
+            self.guard = outer
+            return
         self.generic_visit(node)
+
+    def _registry_entry(self, node: ast.Call) -> bool:
+        """``DeviceSpec(name="rocm", device_count_fn=lambda: torch.cuda.device_count())`` in a
+        list beside entries of the same callee named for other vendors (``name="npu"``): the
+        entry of a registry per device type serves its vendor, CUDA or ROCm, where its CUDA calls
+        are right by construction; the registry's lookup is the site."""
+        own = self._entry_vendor(node)
+        if own not in ("cuda", "rocm"):
+            return False
+        holder = self.stack[-2] if len(self.stack) > 1 else None
+        if not isinstance(holder, ast.List | ast.Tuple):
+            return False
+        callee = ast.unparse(node.func)
+        return any(
+            isinstance(entry, ast.Call)
+            and ast.unparse(entry.func) == callee
+            and self._entry_vendor(entry) not in (None, own)
+            for entry in holder.elts
+        )
+
+    def _entry_vendor(self, node: ast.Call) -> str | None:
+        """The vendor a call's ``name=`` keyword names (``name="npu"``), or None."""
+        value = next((k.value for k in node.keywords if k.arg == "name"), None)
+        if not (isinstance(value, ast.Constant) and isinstance(value.value, str)):
+            return None
+        return self.vendors.words.get(value.value.lower())
 
     def visit_AnnAssign(self, node: ast.AnnAssign) -> None:
         if node.value is not None:
