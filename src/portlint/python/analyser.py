@@ -241,11 +241,26 @@ class Analyser(ast.NodeVisitor):
         asks = cuda_polarity(node.test, resolve, self.ctx.cuda_flags) == 1 and (
             self._asks_availability(node.test)
         )
+        if reach is None and not asks and self._asks_device_count(node.test):
+            # ``assert torch.cuda.device_count() > local_rank``: enough devices for the rank;
+            # every accelerator ports it and goes on, a machine without one stops there
+            reach = frozenset(self.vendors.markers) - {"cpu"}
         if reach is None and not asks:
             return
         # (not a CUDA path: the other targets do not skip what follows, they stop at the assert)
         behind = node.test if asks else None
         self.guard = self.guard.inside(False, frozenset(), reach, behind=behind)
+
+    def _asks_device_count(self, test: ast.expr) -> bool:
+        """``torch.cuda.device_count() > n`` (or ``>= n``): a test of how many devices there
+        are, which an assert makes a precondition of the multi-device code after it."""
+        return (
+            isinstance(test, ast.Compare)
+            and len(test.ops) == 1
+            and isinstance(test.ops[0], ast.Gt | ast.GtE)
+            and isinstance(test.left, ast.Call)
+            and self.ctx.qualified_name(test.left.func) == "torch.cuda.device_count"
+        )
 
     def visit_Module(self, node: ast.Module) -> None:
         self.ctx.module_functions = frozenset(
@@ -949,6 +964,9 @@ class Analyser(ast.NodeVisitor):
         the operands that ask for another target cover it for the CUDA one (also outside an
         ``if``: a skip condition, a returned flag)."""
         last = node.end_lineno or node.lineno
+        if isinstance(node.op, ast.And) and any(map(device_checks.asks_vendor_layer, node.values)):
+            self._visit_after_vendor_layer(node)
+            return
         if not isinstance(node.op, ast.Or) or not self.relevance.names_vendor(node.lineno, last):
             self.generic_visit(node)  # no other target named: nothing to cover
             return
@@ -959,6 +977,16 @@ class Analyser(ast.NodeVisitor):
             others = frozenset().union(*(h for i, h in enumerate(handled) if i != position))
             self.guard = outer.inside(False, others)
             self.visit(value)
+        self.guard = outer
+
+    def _visit_after_vendor_layer(self, node: ast.BoolOp) -> None:
+        """``get_accelerator().device_name() == "cuda" and os.environ.get("CUDA_X")``: what the
+        ``and`` evaluates after the vendor layer's answer runs only on its CUDA arm."""
+        outer = self.guard
+        for value in node.values:
+            self.visit(value)
+            if device_checks.asks_vendor_layer(value):
+                self.guard = self.guard.inside(False, frozenset(self.vendors.markers) - {"rocm"})
         self.guard = outer
 
     def visit_If(self, node: ast.If) -> None:
@@ -1094,16 +1122,29 @@ class Analyser(ast.NodeVisitor):
                 # only where the process group is on NCCL, so on CUDA or ROCm; the backend test
                 # is the site for the other targets' collective backends
                 only = frozenset({"rocm"})
-            if rocm_arm and polarity[position] == 1 and rocm_arms[0] < position:
+            if (
+                rocm_arm
+                and polarity[position] == 1
+                and (
+                    rocm_arms[0] < position
+                    or _names_one_of(branch.test, branches[rocm_arms[0]].test)
+                )
+            ):
                 # ``if is_torch_rocm(): ... elif is_torch_cuda_available(): import pynvml``:
                 # ROCm took the earlier arm, so only NVIDIA reaches this one; the other targets
-                # are the CUDA test's to report
+                # are the CUDA test's to report. So too in any order when both arms compare one
+                # name with a string (``device_type == "cuda"`` beside ``device_type == "hip"``):
+                # the name holds one or the other
                 only = frozenset()
             if self._may_report(branch):
                 if twinned is None:
                     twinned = _with_generic_twin(branches)
                 if position in twinned:
                     covered |= frozenset(self.vendors.markers)
+            if polarity[position] == 1 and _asks_vendor_layer(branch.test):
+                # ``if get_accelerator().device_name() == "cuda":`` a vendor layer's CUDA arm,
+                # which ROCm builds take too: nothing in it is another vendor's concern
+                covered |= frozenset(self.vendors.markers) - {"rocm"}
             if feature_gate or (
                 polarity[position] == 1
                 and (_only_calls(branch, NVIDIA_FEATURE_CALL) or _asks_for_feature(branch.test))
@@ -1402,26 +1443,13 @@ class Analyser(ast.NodeVisitor):
         """Every test of the chain compares one expression with strings that name no device
         or vendor (``type == "onnx"``, ``elif type == "torchscript"``): the arms are per kind
         of something else, and what one does for a target covers nothing in another."""
-        tested: str | None = None
         tests = [b.test for b in branches if b.test is not None]
         if len(tests) < 2:
             return False
-        for test in tests:
-            if not (
-                isinstance(test, ast.Compare)
-                and len(test.ops) == 1
-                and isinstance(test.ops[0], ast.Eq)
-                and isinstance(test.comparators[0], ast.Constant)
-                and isinstance(test.comparators[0].value, str)
-            ):
-                return False
-            text = ast.unparse(test.left)
-            if tested is not None and text != tested:
-                return False
-            tested = text
-            if test.comparators[0].value.lower() in self.vendors.words:
-                return False
-        return True
+        compared = [_string_equality(test) for test in tests]
+        if any(c is None for c in compared) or len({c[0] for c in compared if c}) != 1:
+            return False
+        return not any(c[1].lower() in self.vendors.words for c in compared if c)
 
     def _names_flag(self, first: int, last: int) -> bool:
         flags = self.vendors.flags
@@ -2212,6 +2240,33 @@ def _tested_values(test: ast.expr | None) -> frozenset[str]:
                 if isinstance(side, ast.Constant) and isinstance(side.value, str) and side.value:
                     found.add(side.value)
     return frozenset(found)
+
+
+def _asks_vendor_layer(test: ast.expr | None) -> bool:
+    """The test is a vendor layer's CUDA test, alone or in an ``and``."""
+    if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And):
+        return any(map(device_checks.asks_vendor_layer, test.values))
+    return device_checks.asks_vendor_layer(test)
+
+
+def _names_one_of(test: ast.expr | None, other: ast.expr | None) -> bool:
+    """``kind == "cuda"`` and ``kind == "hip"``: two tests that compare the same expression for
+    equality with a string each, so no value passes both."""
+    first, second = _string_equality(test), _string_equality(other)
+    return first is not None and second is not None and first[0] == second[0]
+
+
+def _string_equality(test: ast.expr | None) -> tuple[str, str] | None:
+    """``kind == "onnx"``: the source of what is compared, and the string; else None."""
+    if (
+        isinstance(test, ast.Compare)
+        and len(test.ops) == 1
+        and isinstance(test.ops[0], ast.Eq)
+        and isinstance(test.comparators[0], ast.Constant)
+        and isinstance(test.comparators[0].value, str)
+    ):
+        return ast.unparse(test.left), test.comparators[0].value
+    return None
 
 
 def _builds_refusal(branch: Branch) -> bool:

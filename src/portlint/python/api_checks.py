@@ -17,6 +17,7 @@ from portlint.python.guards import (
     PREDICATE,
     Guard,
     compared_with_none,
+    if_chain,
     operands_before,
     rocm_build_test,
 )
@@ -41,6 +42,8 @@ def check_torch_name(node: ast.Attribute | ast.Name, name: str, ctx: Context) ->
     if name.startswith("torch.cuda.") or name == "torch.cuda":
         _report_torch_cuda(node, name, ctx)
     elif name.startswith(PRIVATE_BINDINGS):
+        if _probed(node, ctx):
+            return  # ``if hasattr(torch._C, "_cuda_x"): torch._C._cuda_x()``
         message = f"`{name}` is a private binding of CUDA builds; no other build has it"
         ctx.report(node, "PRT201", message, targets=PRIVATE_TARGETS)
     elif name == PROFILER_CUDA:
@@ -52,6 +55,43 @@ def check_torch_name(node: ast.Attribute | ast.Name, name: str, ctx: Context) ->
     elif name in CUDNN_SWITCHES:
         message = f"`{name}` has no effect outside NVIDIA and ROCm"
         _report_switch(node, name, ctx, "PRT604", message)
+
+
+def _probed(node: ast.AST, ctx: Context) -> bool:
+    """``hasattr(torch._C, "_cuda_setRNGState") and callable(torch._C._cuda_setRNGState)``, or
+    the name used in the arm of ``if hasattr(...)`` (also from a function defined there): a
+    binding only reached where the build has it."""
+    if not isinstance(node, ast.Attribute):
+        return False
+    owner, attribute = ast.dump(node.value), node.attr
+
+    def probes(test: ast.expr) -> bool:
+        return any(
+            isinstance(n, ast.Call)
+            and isinstance(n.func, ast.Name)
+            and n.func.id == "hasattr"
+            and len(n.args) == 2
+            and ast.dump(n.args[0]) == owner
+            and isinstance(n.args[1], ast.Constant)
+            and n.args[1].value == attribute
+            for n in walk(test)
+        )
+
+    child, current = node, ctx.parents.get(id(node))
+    while current is not None:
+        if isinstance(current, ast.BoolOp) and isinstance(current.op, ast.And):
+            before = current.values[: current.values.index(child)]
+            if any(probes(value) for value in before):
+                return True
+        if isinstance(current, ast.If):
+            # the branch of the chain (``elif`` too) whose body holds the statement
+            branch = next((b for b in if_chain(current) if child in b.body), None)
+            if branch is not None and branch.test is not None and probes(branch.test):
+                return True
+        if isinstance(current, ast.IfExp) and child is current.body and probes(current.test):
+            return True
+        child, current = current, ctx.parents.get(id(current))
+    return False
 
 
 #: Build versions a test can read: one that does is false on ROCm builds (``torch.version.cuda
@@ -262,6 +302,24 @@ def _report_torch_cuda(node: ast.AST, name: str, ctx: Context) -> None:
         # different line (a call that raises stays)
         severity = Severity.INFO
     targets = entry.targets
+    if severity is Severity.WARNING and _sizes_host_work(parent, ctx):
+        # ``nd = torch.cuda.device_count()`` then ``os.cpu_count() // max(nd, 1)`` workers
+        severity = Severity.INFO
+    if call is None and LEGACY_TYPE.fullmatch(member) and _only_compared(node, ctx):
+        # ``_FLOAT_TYPES = (torch.FloatTensor, torch.cuda.FloatTensor)`` for isinstance: the type
+        # exists in every build, only making one raises; another device's tensors are not of it
+        if severity in (None, Severity.ERROR):  # (None: the rule's, an error)
+            severity = Severity.WARNING
+        if _beside_cpu_type(node, member, ctx):
+            targets = {t: advice for t, advice in targets.items() if t != "cpu"}
+    if member in SWITCHABLE and call is not None and _off_on_cpu(call, ctx):
+        # ``GradScaler(enabled=cuda)`` after ``cuda = device.type != "cpu"``: off on the CPU
+        targets = {t: advice for t, advice in targets.items() if t != "cpu"}
+    off_cuda = guard is None or not guard.cuda_only
+    if off_cuda and entry.value in EMPTY_MAPPINGS and _indexed(parent, ctx):
+        # ``torch.cuda.memory_stats()["allocated_bytes.all.peak"]``: {} without CUDA, KeyError
+        # (behind a CUDA test the read never runs without CUDA)
+        severity = Severity.ERROR
     if _divides(parent, ctx):
         # ``proc_id % torch.cuda.device_count()``: 0 devices elsewhere, the division raises
         severity = Severity.ERROR
@@ -282,6 +340,107 @@ def _report_torch_cuda(node: ast.AST, name: str, ctx: Context) -> None:
     )
 
 
+#: The legacy tensor types of torch.cuda (``FloatTensor``, ``HalfTensor``).
+LEGACY_TYPE = re.compile(r"[A-Z][A-Za-z0-9]*Tensor")
+
+
+def _only_compared(node: ast.AST, ctx: Context) -> bool:
+    """The type is an element of a tuple, list or set, a class ``isinstance`` tests, or an
+    operand of a comparison: it is asked about, not made (which raises off CUDA)."""
+    parent = ctx.parents.get(id(node))
+    if isinstance(parent, ast.Tuple | ast.List | ast.Set | ast.Compare):
+        return True
+    return (
+        isinstance(parent, ast.Call)
+        and isinstance(parent.func, ast.Name)
+        and parent.func.id in ("isinstance", "issubclass")
+        and node in parent.args[1:]
+    )
+
+
+def _beside_cpu_type(node: ast.AST, member: str, ctx: Context) -> bool:
+    """``(torch.FloatTensor, torch.cuda.FloatTensor)``: the CPU type of the same name is beside
+    it, which the CPU's tensors are of."""
+    parent = ctx.parents.get(id(node))
+    return isinstance(parent, ast.Tuple | ast.List | ast.Set) and any(
+        ctx.qualified_name(element) == f"torch.{member}" for element in parent.elts
+    )
+
+
+#: The torch.cuda names whose ``enabled`` argument switches them off.
+SWITCHABLE = frozenset({"amp.GradScaler", "amp.autocast"})
+
+
+def _off_on_cpu(call: ast.Call, ctx: Context) -> bool:
+    """``enabled=device.type != "cpu"``, directly or through a name the function gives only
+    that value: the CPU passes False and switches the call off."""
+    enabled = next((k.value for k in call.keywords if k.arg == "enabled"), None)
+    if enabled is None:
+        return False
+    if _not_cpu(enabled):
+        return True
+    scope = ctx.function_scope()
+    if scope is None or not isinstance(enabled, ast.Name):
+        return False
+    return enabled.id in ctx.scope_fact("not-cpu names", scope, _not_cpu_names)
+
+
+def _not_cpu(test: ast.expr) -> bool:
+    """``device.type != "cpu"``, ``device != "cpu"``."""
+    return (
+        isinstance(test, ast.Compare)
+        and len(test.ops) == 1
+        and isinstance(test.ops[0], ast.NotEq)
+        and isinstance(test.comparators[0], ast.Constant)
+        and test.comparators[0].value == "cpu"
+    )
+
+
+def _not_cpu_names(scope: ast.AST) -> frozenset[str]:
+    """The names ``scope`` stores only ``x != "cpu"`` comparisons in."""
+    values: dict[str, list[ast.expr]] = {}
+    for node in walk(scope):
+        if isinstance(node, ast.Assign):
+            for target in node.targets:
+                if isinstance(target, ast.Name):
+                    values.setdefault(target.id, []).append(node.value)
+        elif isinstance(node, ast.AugAssign | ast.AnnAssign) and isinstance(node.target, ast.Name):
+            values.setdefault(node.target.id, []).append(node.value or node.target)
+    return frozenset(name for name, stored in values.items() if all(map(_not_cpu, stored)))
+
+
+#: What a memory-statistics call returns without CUDA (generated/torch_cuda_behaviour.toml).
+EMPTY_MAPPINGS = frozenset({"OrderedDict()", "{}"})
+
+
+def _indexed(call: ast.AST | None, ctx: Context) -> bool:
+    """``torch.cuda.memory_stats()["key"]``, or ``stats = torch.cuda.memory_stats()`` then
+    ``stats["key"]`` in the same function: a key read that raises KeyError from the empty
+    mapping the call returns without CUDA (``stats.get("key", 0)`` does not)."""
+    if not isinstance(call, ast.Call):
+        return False
+    parent = ctx.parents.get(id(call))
+    if isinstance(parent, ast.Subscript) and parent.value is call:
+        return isinstance(parent.ctx, ast.Load)
+    name, scope = ctx.assigned_name(call), ctx.function_scope()
+    if name is None or scope is None:
+        return False
+    return name in ctx.scope_fact("indexed names", scope, _indexed_names)
+
+
+def _indexed_names(scope: ast.AST) -> frozenset[str]:
+    """The local names ``scope`` reads a string key of (``stats["key"]``)."""
+    return frozenset(
+        node.value.id
+        for node in walk(scope)
+        if isinstance(node, ast.Subscript)
+        and isinstance(node.ctx, ast.Load)
+        and isinstance(node.value, ast.Name)
+        and isinstance(node.slice, ast.Constant)
+        and isinstance(node.slice.value, str)
+    )
+
+
 DIVIDES_BY_ZERO = Advice(Status.MANUAL, note="no device: the division by the count raises")
 DIVISIONS = (ast.Mod, ast.Div, ast.FloorDiv)
 
@@ -299,6 +458,67 @@ def _divides(call: ast.AST | None, ctx: Context) -> bool:
     if name is None or scope is None:
         return False
     return name in ctx.scope_fact("divisors", scope, _divisor_names)
+
+
+def _sizes_host_work(call: ast.AST | None, ctx: Context) -> bool:
+    """``nd = torch.cuda.device_count()`` whose every read in the function is in an expression
+    that also counts the host's CPUs (``os.cpu_count() // max(nd, 1)``, rules/torch_api.toml
+    ``[host_counts]``): the count sizes host work, not a device choice."""
+    if not isinstance(call, ast.Call):
+        return False
+    name, scope = ctx.assigned_name(call), ctx.function_scope()
+    if name is None or scope is None:
+        return False
+    calls = frozenset(ctx.catalog.table("torch_api").get("host_counts", {}).get("calls", ()))
+    resolve = ctx.qualified_name
+    return name in ctx.scope_fact(
+        "host work sizes", scope, lambda s: _read_beside(s, calls, resolve)
+    )
+
+
+def _read_beside(scope: ast.AST, calls: frozenset[str], resolve) -> frozenset[str]:
+    """The names of ``scope`` read at least once, and each time in a statement (or a compound
+    statement's header) that also calls one of ``calls``."""
+    beside: set[str] = set()
+    elsewhere: set[str] = set()
+    for statement in walk(scope):
+        if not isinstance(statement, ast.stmt) or statement is scope:
+            continue
+        nodes = [n for part in _own_parts(statement) for n in walk(part)]
+        read = {n.id for n in nodes if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
+        counts = any(isinstance(n, ast.Call) and resolve(n.func) in calls for n in nodes)
+        (beside if counts else elsewhere).update(read)
+    return frozenset(beside - elsewhere)
+
+
+#: The parts of a compound statement that are its own (its header); its body's statements are
+#: walked on their own. A definition's header is left out.
+STATEMENT_HEADERS: dict[type, tuple[str, ...]] = {
+    ast.If: ("test",),
+    ast.While: ("test",),
+    ast.For: ("target", "iter"),
+    ast.AsyncFor: ("target", "iter"),
+    ast.With: ("items",),
+    ast.AsyncWith: ("items",),
+    ast.Try: (),
+    ast.FunctionDef: (),
+    ast.AsyncFunctionDef: (),
+    ast.ClassDef: (),
+    ast.Match: ("subject",),
+}
+if hasattr(ast, "TryStar"):  # Python 3.11+
+    STATEMENT_HEADERS[ast.TryStar] = ()
+
+
+def _own_parts(statement: ast.stmt) -> list[ast.AST]:
+    fields = STATEMENT_HEADERS.get(type(statement))
+    if fields is None:
+        return [statement]  # a simple statement is all its own
+    parts: list[ast.AST] = []
+    for field in fields:
+        value = getattr(statement, field)
+        parts.extend(value if isinstance(value, list) else [value])
+    return parts
 
 
 def _divisor_names(scope: ast.AST) -> frozenset[str]:

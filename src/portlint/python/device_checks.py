@@ -395,6 +395,26 @@ def _in_device_name(node: ast.Compare) -> bool:
     return any(word in name for word in DEVICE_WORDS)
 
 
+def asks_vendor_layer(test: ast.expr | None) -> bool:
+    """``get_accelerator().device_name() == "cuda"``: the project asks its own vendor layer,
+    whose answer is each vendor's name, which vendor it runs on; the arm is its CUDA arm by
+    design, and every other vendor is sent elsewhere on purpose (ROCm builds answer "cuda")."""
+    if not (
+        isinstance(test, ast.Compare)
+        and len(test.ops) == 1
+        and isinstance(test.ops[0], ast.Eq)
+        and isinstance(test.comparators[0], ast.Constant)
+        and test.comparators[0].value == "cuda"
+    ):
+        return False
+    call = test.left
+    if not (isinstance(call, ast.Call) and not call.args and not call.keywords):
+        return False
+    func = call.func
+    name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+    return any(word in name for word in DEVICE_WORDS)
+
+
 def _restates_selection(operand: ast.expr, ctx: Context) -> bool:
     """``device = "cuda" if torch.cuda.is_available() else "cpu"`` then ``dtype = torch.bfloat16
     if device == "cuda" else torch.float32``: every value the name holds is a selection by

@@ -10,6 +10,7 @@ from pathlib import PurePath
 from portlint.catalog import Catalog
 from portlint.model import PORTABLE, TARGETS, Advice, Severity, Status
 from portlint.python.context import Context
+from portlint.python.guards import NO_GUARD
 
 CUDA_EXTENSION = "torch.utils.cpp_extension.CUDAExtension"
 EXTENSION_LOADERS = frozenset(
@@ -52,6 +53,9 @@ def check_import(node: ast.Import | ast.ImportFrom, ctx: Context) -> None:
     table = package_advice(ctx.catalog)
     seen: set[str] = set()  # one finding per package per statement, not one per imported name
     for alias in node.names:
+        if isinstance(node, ast.Import) and _names_extension(alias.name, ctx):
+            # ``import scaled_masked_softmax_cuda``: the project's own CUDA extension
+            _scope_after_extension(node, ctx)
         if isinstance(node, ast.Import):
             module = alias.name
         elif node.level == 0 and node.module:
@@ -62,6 +66,8 @@ def check_import(node: ast.Import | ast.ImportFrom, ctx: Context) -> None:
         if package is None or package in seen:
             continue
         seen.add(package)
+        if _only_where_built(node, ctx, package):
+            continue
         fallback = id(node) in ctx.import_fallbacks
         checked = not fallback and _under_availability_check(node, ctx, package)
         integration = not (fallback or checked) and _integration_module(node, ctx, package)
@@ -86,6 +92,38 @@ def check_import(node: ast.Import | ast.ImportFrom, ctx: Context) -> None:
         _scope_after_local_import(node, ctx, table[package])
         if not (fallback or checked or integration):
             _scope_after_module_import(node, ctx, package)
+
+
+def _names_extension(name: str, ctx: Context) -> bool:
+    """``scaled_masked_softmax_cuda``: a module named as a compiled CUDA extension
+    (rules/packages.toml ``[extension_modules]``)."""
+    table = ctx.catalog.table("packages").get("extension_modules", {})
+    return name.rsplit(".", 1)[-1].endswith(tuple(table.get("suffixes", ())))
+
+
+def _scope_after_extension(node: ast.AST, ctx: Context) -> None:
+    """What follows the import in its block (or, at a module's top level, in the module) runs
+    only where the extension was built: CUDA and, hipified, ROCm."""
+    absent = frozenset(TARGETS) - {"rocm"}
+    parent = ctx.parents.get(id(node))
+    for field in ("body", "orelse", "finalbody"):
+        block = getattr(parent, field, None)
+        if isinstance(block, list) and node in block:
+            if isinstance(parent, ast.Module):
+                last = ctx.text.count("\n") + 1
+            else:
+                last = block[-1].end_lineno or block[-1].lineno
+            ctx.package_scopes.append(((node.end_lineno or node.lineno) + 1, last, absent))
+            return
+
+
+def _only_where_built(node: ast.AST, ctx: Context, package: str) -> bool:
+    """``if device_type == "hip": import bitsandbytes``: the arm is reached only by targets the
+    package has builds of (``builds`` in rules/packages.toml): it is the import of that build,
+    already that target's port."""
+    reach = ctx.guards.get(id(node), NO_GUARD).only
+    row = ctx.catalog.table("packages").get("package", {}).get(package, {})
+    return reach is not None and bool(reach) and reach <= frozenset(row.get("builds", ()))
 
 
 def _scope_after_module_import(node: ast.AST, ctx: Context, package: str) -> None:
