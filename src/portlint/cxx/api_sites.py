@@ -52,12 +52,36 @@ ROC_LIBRARY = {
 
 
 def find_api_sites(unit: Unit, table: NameTable, rocm_version: str | None = None) -> None:
-    find_names(unit, table, table.rocm_key(rocm_version))
+    hipified = torch_hipify(unit)
+    find_names(unit, table, table.rocm_key(rocm_version), hipified)
     find_namespaces(unit, table)
-    find_headers(unit, table)
+    find_headers(unit, table, hipified)
 
 
-def find_names(unit: Unit, table: NameTable, rocm: tuple[int, ...]) -> None:
+#: The rocm answer for a name PyTorch's hipify rewrites in an extension source.
+HIPIFIED_BY_TORCH = "rewritten by PyTorch's hipify when PyTorch builds the extension for ROCm"
+
+
+def torch_hipify(unit: Unit) -> dict[str, dict[str, str]]:
+    """The names and includes PyTorch's hipify rewrites (rules/cxx/torch_hipify.toml), for a
+    source that includes a PyTorch header (rules/cxx.toml ``[torch_extension]``, as ``<torch/``
+    or ``"torch/``): PyTorch builds it, and on ROCm hipifies it first. Empty for any other
+    source."""
+    prefixes = unit.catalog.table("cxx").get("torch_extension", {}).get("include_prefixes", ())
+    # asked of the whole file's text (a part of a large file holds its includes or not)
+    opened = [f"{quote}{prefix}".encode() for prefix in prefixes for quote in '<"']
+    if not unit.contains(*opened):
+        return {}
+    document = unit.catalog.data("cxx/torch_hipify.toml")
+    return {"names": document.get("names", {}), "headers": document.get("headers", {})}
+
+
+def find_names(
+    unit: Unit, table: NameTable, rocm: tuple[int, ...], hipified: dict[str, dict[str, str]]
+) -> None:
+    version_macros = frozenset(
+        unit.catalog.table("cxx").get("guards", {}).get("version_macros", ())
+    )
     for match in unit.finditer(table.candidates):
         entry = table.lookup(match.group().decode("ascii", "replace"))
         if entry is None:
@@ -67,7 +91,36 @@ def find_names(unit: Unit, table: NameTable, rocm: tuple[int, ...]) -> None:
         node = unit.code_node(match.start(), match.end())
         if node is None or node.type not in NAME_NODES:
             continue
-        report_entry(unit, entry, match.start(), match.end(), node, rocm)
+        if entry.cuda in version_macros and _tested_with_alternative(node):
+            continue  # ``#if CUDA_VERSION >= 9000 ... #else``: ROCm takes the ``#else``
+        renamed = hipified.get("names", {}).get(entry.cuda)
+        report_entry(unit, entry, match.start(), match.end(), node, rocm, renamed)
+
+
+#: Preprocessor conditionals, and the node types of their other branches.
+CONDITIONALS = frozenset({"preproc_if", "preproc_elif"})
+ALTERNATIVES = frozenset({"preproc_else", "preproc_elif", "preproc_elifdef"})
+#: Where a condition's search for its conditional stops: a name in code, not in a condition.
+STOPS = frozenset({"translation_unit", "compound_statement"})
+
+
+def _tested_with_alternative(node) -> bool:
+    """A name in the condition of an ``#if``/``#elif`` that has an ``#else`` or ``#elif``: for a
+    macro HIP does not define, the condition reads 0 (or not defined) and ROCm builds take a
+    branch the project wrote, which is checked on its own. (``cxx.parts`` never cuts such a
+    group of a version macro, so a part holds its other branch too.)"""
+    child, current = node, node.parent
+    while current is not None and current.type not in CONDITIONALS:
+        if current.type in ALTERNATIVES or current.type in (
+            "translation_unit",
+            "compound_statement",
+        ):
+            return False
+        child, current = current, current.parent
+    if current is None or current.child_by_field_name("condition") != child:
+        return False
+    alternative = current.child_by_field_name("alternative")
+    return alternative is not None and alternative.type in ALTERNATIVES
 
 
 def defined_here(unit: Unit, name: str) -> bool:
@@ -76,7 +129,10 @@ def defined_here(unit: Unit, name: str) -> bool:
     return re.search(pattern, unit.data) is not None
 
 
-def report_entry(unit: Unit, entry: Entry, start: int, end: int, node, rocm) -> None:
+def report_entry(
+    unit: Unit, entry: Entry, start: int, end: int, node, rocm, renamed: str | None = None
+) -> None:
+    """``renamed``: what PyTorch's hipify writes for the name in an extension source."""
     status = entry.status_on(rocm)
     code = CODE_BY_STATUS[status]
     rule = unit.catalog.rules[code]
@@ -87,12 +143,18 @@ def report_entry(unit: Unit, entry: Entry, start: int, end: int, node, rocm) -> 
         since=entry.since or None,
         roc=entry.roc or None,
     )
+    if status is Status.RENAME and renamed == entry.hip:
+        # the rename PyTorch's build makes itself
+        rocm_advice = Advice(Status.PORTABLE, note=HIPIFIED_BY_TORCH)
+        status = Status.PORTABLE
     targets = {"rocm": rocm_advice}
     # Device code is reported for the targets without CUDA once per kernel (PRT705).
     if entry.api != "device" and not unit.in_device_code(node):
         targets.update({t: a for t, a in rule.targets.items() if t != "rocm"})
     replacement = entry.hip if status is Status.RENAME else None
-    message = name_message(entry, status, rocm)
+    message = name_message(entry, entry.status_on(rocm), rocm)
+    if rocm_advice.note == HIPIFIED_BY_TORCH:
+        message += f"; {HIPIFIED_BY_TORCH}"
     unit.report(code, start, end, message, targets, replacement=replacement, node=node)
 
 
@@ -169,7 +231,7 @@ def find_namespaces(unit: Unit, table: NameTable) -> None:
         unit.report("PRT701", match.start(), match.end(), message, targets, replacement, node)
 
 
-def find_headers(unit: Unit, table: NameTable) -> None:
+def find_headers(unit: Unit, table: NameTable, hipified: dict[str, dict[str, str]]) -> None:
     if not unit.contains(b"include"):
         return
     for match in unit.finditer(INCLUDE):
@@ -183,7 +245,11 @@ def find_headers(unit: Unit, table: NameTable) -> None:
         hip = table.headers[header]
         rule = unit.catalog.rules["PRT704"]
         targets = dict(rule.targets)
-        if hip:
+        if hip and hipified.get("headers", {}).get(header) == hip:
+            targets["rocm"] = Advice(Status.PORTABLE, note=HIPIFIED_BY_TORCH)
+            message = f"CUDA header `{header}`: {HIPIFIED_BY_TORCH}"
+            hip = ""
+        elif hip:
             targets["rocm"] = Advice(Status.RENAME, hip)
             message = f"CUDA header `{header}`: include `{hip}` on ROCm"
         else:

@@ -274,9 +274,11 @@ class _Scan:
         return line
 
 
-def cut(text: str, size: int, hip_macros: tuple[str, ...]) -> list[Part]:
+def cut(
+    text: str, size: int, hip_macros: tuple[str, ...], version_macros: tuple[str, ...] = ()
+) -> list[Part]:
     """The file's parts (one part: no place to cut it), or ``Unsure``."""
-    scan = _Scan(text, size, _forbidden(text, hip_macros))
+    scan = _Scan(text, size, _forbidden(text, hip_macros, version_macros))
     # A cut after a ``}``, which the next code may still continue (with what opens around it).
     pending: tuple[int, tuple] | None = None
     position = 0
@@ -456,24 +458,34 @@ def _conditionals(text: str):
     return pattern.finditer(text)
 
 
-def _forbidden(text: str, hip_macros: tuple[str, ...]) -> list[tuple[int, int]]:
-    """Where no cut may go: ``#if`` groups a condition of which names a HIP macro, and the text
-    of the matches, over more than one line, of the patterns the checks search the whole file
-    for. Sorted (start, end) character ranges."""
-    mentions_hip = re.compile(r"\b(?:" + "|".join(map(re.escape, hip_macros)) + r")\b")
+def _forbidden(
+    text: str, hip_macros: tuple[str, ...], version_macros: tuple[str, ...] = ()
+) -> list[tuple[int, int]]:
+    """Where no cut may go: ``#if`` groups a condition of which names a HIP macro, or a CUDA
+    version macro in a group with an ``#else`` or ``#elif`` (``api_sites`` reads the group whole:
+    ROCm takes its other branch), and the text of the matches, over more than one line, of the
+    patterns the checks search the whole file for. Sorted (start, end) character ranges."""
+    mentions_hip = _mentions(hip_macros)
+    mentions_version = _mentions(version_macros)
     ranges: list[tuple[int, int]] = []
+    # Each open group: [start, names a HIP macro, names a version macro, has another branch].
     open_groups: list[list] = []
     for match in _conditionals(text):
         keyword, rest = match.groups()
         if keyword in OPENERS:
-            open_groups.append([match.start(), bool(mentions_hip.search(rest))])
-        elif keyword in CONDITIONS and open_groups:
-            open_groups[-1][1] |= bool(mentions_hip.search(rest))
+            open_groups.append(
+                [match.start(), _names(mentions_hip, rest), _names(mentions_version, rest), False]
+            )
+        elif keyword in (*CONDITIONS, "else") and open_groups:
+            group = open_groups[-1]
+            group[1] |= _names(mentions_hip, rest)
+            group[2] |= _names(mentions_version, rest)
+            group[3] = True
         elif keyword == "endif" and open_groups:
-            first, hip = open_groups.pop()
-            if hip:
+            first, hip, version, other = open_groups.pop()
+            if hip or (version and other):
                 ranges.append((first, match.end()))
-    ranges.extend((first, len(text)) for first, hip in open_groups if hip)
+    ranges.extend((first, len(text)) for first, hip, _, _ in open_groups if hip)
     for pattern in (DEFINE, INTEGER_CONSTANT, MASK_CONSTANT, CG_ALIAS):
         ranges.extend(m.span() for m in pattern.finditer(text) if "\n" in m.group())
     merged: list[tuple[int, int]] = []
@@ -483,6 +495,16 @@ def _forbidden(text: str, hip_macros: tuple[str, ...]) -> list[tuple[int, int]]:
         else:
             merged.append((first, last))
     return merged
+
+
+def _mentions(macros: tuple[str, ...]) -> re.Pattern[str] | None:
+    if not macros:
+        return None
+    return re.compile(r"\b(?:" + "|".join(map(re.escape, macros)) + r")\b")
+
+
+def _names(pattern: re.Pattern[str] | None, text: str) -> bool:
+    return pattern is not None and pattern.search(text) is not None
 
 
 def text_context(text: str) -> list[Piece]:
@@ -570,9 +592,11 @@ def lint_in_parts(source: SourceFile, settings: Settings, catalog: Catalog) -> F
         return FindingParts()  # as for a whole file: nothing reported
     if "\r" in text.replace("\r\n", ""):
         return None
-    hip_macros = tuple(catalog.table("cxx").get("guards", {}).get("hip_macros", ()))
+    guards = catalog.table("cxx").get("guards", {})
+    hip_macros = tuple(guards.get("hip_macros", ()))
+    version_macros = tuple(guards.get("version_macros", ()))
     try:
-        parts = cut(text, part_size(len(text)), hip_macros)
+        parts = cut(text, part_size(len(text)), hip_macros, version_macros)
         if len(parts) < 2:
             return None
         context = text_context(text) + _declared_context(source, parts, catalog)
