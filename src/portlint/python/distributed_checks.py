@@ -10,6 +10,7 @@ from portlint.model import PORTABLE, Advice, Edit, Fix
 from portlint.python.context import Context
 from portlint.python.device_checks import flowing_values
 from portlint.python.fixes import FixBase
+from portlint.python.guards import cuda_polarity
 from portlint.python.tree import mapping_default, walk
 
 #: Function name -> does its first positional argument take the backend?
@@ -102,9 +103,23 @@ def check_backend_call(node: ast.Call, ctx: Context) -> None:
             # whose reported test is the other targets' site
             # (a literal written in the call is not walked yet: the call's guard is its own)
             guard = ctx.guards.get(id(literal)) or ctx.guards.get(id(node))
-            behind = ctx.behind_cuda_test(literal, guard)
+            behind = ctx.behind_cuda_test(literal, guard) or _chosen_by_cuda_test(
+                argument, literal, ctx
+            )
             message = f"NCCL backend hard-coded{flow}"
             ctx.report(literal, "PRT301", message, fix=fix, behind=behind)
+
+
+def _chosen_by_cuda_test(argument: ast.expr, literal: ast.AST, ctx: Context) -> ast.expr | None:
+    """``backend="nccl" if has_gpu else "gloo"`` written in the call (not walked yet, so with no
+    guard of its own): the CUDA test of the conditional expression that picks the literal."""
+    for node in walk(argument):
+        if isinstance(node, ast.IfExp) and ctx.names_cuda(node.test):
+            polarity = cuda_polarity(node.test, ctx.qualified_name, ctx.cuda_flags)
+            arm = node.body if polarity == 1 else node.orelse if polarity == -1 else None
+            if arm is not None and any(inner is literal for inner in walk(arm)):
+                return node.test
+    return None
 
 
 def check_backend_attribute(node: ast.Attribute, name: str, ctx: Context) -> None:
