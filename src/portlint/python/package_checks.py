@@ -66,7 +66,7 @@ def check_import(node: ast.Import | ast.ImportFrom, ctx: Context) -> None:
         if package is None or package in seen:
             continue
         seen.add(package)
-        if _only_where_built(node, ctx, package):
+        if _only_where_built(node, ctx, package) or _own_package(package, ctx):
             continue
         fallback = id(node) in ctx.import_fallbacks
         checked = not fallback and _under_availability_check(node, ctx, package)
@@ -115,6 +115,16 @@ def _scope_after_extension(node: ast.AST, ctx: Context) -> None:
                 last = block[-1].end_lineno or block[-1].lineno
             ctx.package_scopes.append(((node.end_lineno or node.lineno) + 1, last, absent))
             return
+
+
+def _own_package(package: str, ctx: Context) -> bool:
+    """``import bitsandbytes.functional`` in ``bitsandbytes/optim/adam.py``: the file is part of
+    the package itself (its top folder, or the one below ``src/``, is named for it), which
+    imports its own modules; what it needs is the package's own port, not an install."""
+    parts = PurePath(ctx.path.replace("\\", "/")).parts[:-1]
+    if parts[:1] == ("src",):
+        parts = parts[1:]
+    return bool(parts) and parts[0] == package.split(".")[0]
 
 
 def _only_where_built(node: ast.AST, ctx: Context, package: str) -> bool:
