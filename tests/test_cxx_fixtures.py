@@ -14,6 +14,9 @@ from support import FIXTURES
 CXX = FIXTURES / "cxx"
 CHECKED = sorted(p for p in CXX.iterdir() if p.suffix in (".cu", ".cpp") and p.is_file())
 HIPIFIED = sorted((CXX / "hipified").glob("*.hip.cu"))
+#: Sources of backend packages (``backends/<kernels>/<vendor>/``): what they report depends on
+#: the folders beside theirs.
+IN_PACKAGES = sorted((CXX / "backends").rglob("*.cu"))
 
 
 def lint(source):
@@ -22,6 +25,13 @@ def lint(source):
 
 @pytest.mark.parametrize("path", CHECKED, ids=lambda p: p.name)
 def test_findings_match_check_lines(path):
+    source = read_source(path, "cxx")
+    problems = compare(lint(source), source.text)
+    assert problems == [], "\n".join(problems)
+
+
+@pytest.mark.parametrize("path", IN_PACKAGES, ids=lambda p: str(p.relative_to(CXX)))
+def test_backend_package_sources_match_check_lines(path):
     source = read_source(path, "cxx")
     problems = compare(lint(source), source.text)
     assert problems == [], "\n".join(problems)

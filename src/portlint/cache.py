@@ -198,7 +198,13 @@ class Cache:
         named for CUDA or ROCm, on the folders beside that one (``backend_packages.facts``).
         None for other files."""
         if not path.endswith(".py"):
-            return None
+            # a C++/CUDA file of a backend package: its findings depend on the package's
+            # siblings and ``__init__.py`` (``cxx.analyser.backend_targets``)
+            if not _package_facts(path):
+                return None  # most files: no folder above them names a vendor
+            from portlint.cxx.analyser import backend_targets
+
+            return content_hash(os.fsencode(repr(sorted(backend_targets(path)))))
         folder = path[: path.rfind(os.sep)] or os.sep  # os.path.dirname of an absolute path
         known = self._neighbours.get(folder)
         if known is None:

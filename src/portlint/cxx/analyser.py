@@ -143,7 +143,28 @@ def make_unit(
         catalog=catalog,
         guarded=hip_guarded_lines(index.lines, hip_macros),
         sink=sink,
+        covered=backend_targets(source.path),
     )
+
+
+def backend_targets(path: str) -> frozenset[str]:
+    """The targets a C++/CUDA file of a backend package needs no site for
+    (``python.backend_packages``: ``extensions/cuda/`` beside ``extensions/hip/``,
+    ``extensions/cpp/``): the package is one vendor's build of the project's kernels. Where
+    the package has an ``__init__.py``, its PRT105 summary speaks for the targets without CUDA;
+    where a sibling is ROCm's own, ROCm builds that one instead."""
+    from portlint.model import TARGETS
+    from portlint.python.backend_packages import BACKEND_VENDORS, catalogue_words, package_of
+
+    package = package_of(path, catalogue_words(), BACKEND_VENDORS)
+    if package is None or package.vendor != "cuda":
+        return frozenset()
+    covered = set()
+    if os.path.exists(os.path.join(package.folder, "__init__.py")):
+        covered |= set(TARGETS) - {"rocm"}
+    if "rocm" in package.siblings:
+        covered.add("rocm")
+    return frozenset(covered)
 
 
 def analyse_unit(unit: Unit, settings: Settings | None) -> None:

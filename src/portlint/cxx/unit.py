@@ -17,7 +17,7 @@ from tree_sitter import Node, Tree
 
 from portlint.catalog import Catalog
 from portlint.cxx.preprocessor import in_regions
-from portlint.model import Advice, Applicability, Edit, Fix, Severity, Span
+from portlint.model import PORTABLE, Advice, Applicability, Edit, Fix, Severity, Span
 from portlint.sink import FindingSink
 from portlint.textindex import LineIndex
 
@@ -52,6 +52,8 @@ class Unit:
     guarded: list[tuple[int, int]]
     #: Where ``report`` puts the file's findings (the engine's).
     sink: FindingSink
+    #: Targets the file's folder already answers for (``backend_targets``): none of their sites.
+    covered: frozenset[str] = frozenset()
     _reported: set[tuple[str, int, int]] = field(default_factory=set)
     _line_starts: list[int] | None = None
     _folded: bytes | None = None
@@ -149,6 +151,8 @@ class Unit:
             return
         rule = self.catalog.rules[code]
         chosen = dict(targets if targets is not None else rule.targets)
+        for target in self.covered & chosen.keys():
+            chosen[target] = PORTABLE
         if chosen and all(advice.portable for advice in chosen.values()):
             return
         fix = None
