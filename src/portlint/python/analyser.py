@@ -222,7 +222,7 @@ class Analyser(ast.NodeVisitor):
                     # ``if distributed_type == DistributedType.NO: return``: what follows runs
                     # with several processes, which a single-device target never has
                     covered |= self.multi_device.single
-                asks = polarity == -1 and self._asks_availability(node.test)
+                asks = polarity == -1
                 behind = node.test if asks else None
                 # ``if dev not in ("cuda", "xpu"): return``: xpu goes on too, so what follows
                 # is no CUDA-only path (xpu does not skip it, it runs it)

@@ -486,7 +486,7 @@ class FixBase:
         guarded: list[ast.AST] = []
         orelse: list[ast.AST] = []
         child: ast.AST = test
-        negated = False
+        negated = _negative_comparison(test)
         for ancestor in self.ancestors(test):
             if isinstance(ancestor, ast.BoolOp):
                 # ``a and b`` runs b when a holds; ``not a or b`` runs b when a holds too.
@@ -506,6 +506,9 @@ class FixBase:
                     orelse.extend(other)
                 break
             elif isinstance(ancestor, ast.UnaryOp) and isinstance(ancestor.op, ast.Not):
+                negated = not negated
+            elif _negative_comparison(ancestor):
+                # ``if device.type != "cuda": return None``: the CUDA path follows the exit
                 negated = not negated
             elif (flag := _assigned_flag(ancestor, child)) is not None:
                 # ``pt_cuda_available = torch.cuda.is_available()``: the flag guards every
@@ -684,3 +687,12 @@ def _assigned_flag(statement: ast.AST, value: ast.AST) -> str | None:
     if isinstance(statement, ast.AnnAssign) and statement.value is value:
         return flag_name(statement.target) or None
     return None
+
+
+def _negative_comparison(node: ast.AST) -> bool:
+    """``device.type != "cuda"``, ``dev not in ("cuda",)``: true where the CUDA test is not."""
+    return (
+        isinstance(node, ast.Compare)
+        and len(node.ops) == 1
+        and isinstance(node.ops[0], ast.NotEq | ast.NotIn)
+    )
