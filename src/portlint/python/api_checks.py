@@ -779,6 +779,11 @@ class TorchCudaFixes(FixBase):
             if entry.generic_args:
                 if not is_call:
                     return self._decorator_generic(node, entry, generic)
+                if call.args:
+                    # ``torch.cuda.amp.autocast(enabled)``: the generic form's positional
+                    # parameters are others (``autocast(device_type, dtype, enabled)``), and a
+                    # keyword cannot go before them
+                    return None
                 edit = self._call_with_device_argument(call, generic, entry)
                 return self._fix([edit], f"use {generic}", unsafe=entry.unsafe)
         else:
