@@ -149,20 +149,20 @@ def make_unit(
 
 def backend_targets(path: str) -> frozenset[str]:
     """The targets a C++/CUDA file of a backend package needs no site for
-    (``python.backend_packages``: ``extensions/cuda/`` beside ``extensions/hip/``,
-    ``extensions/cpp/``): the package is one vendor's build of the project's kernels. Where
-    the package has an ``__init__.py``, its PRT105 summary speaks for the targets without CUDA;
-    where a sibling is ROCm's own, ROCm builds that one instead."""
+    (``python.backend_packages``: ``extensions/cuda/`` beside ``extensions/hip/``): the package
+    is one vendor's build of the project's kernels (CUDA's or ROCm's). Where the package has an
+    ``__init__.py``, its PRT105 summary speaks for the targets without CUDA; where a CUDA
+    package's sibling is ROCm's own, ROCm builds that one instead."""
     from portlint.model import TARGETS
     from portlint.python.backend_packages import BACKEND_VENDORS, catalogue_words, package_of
 
     package = package_of(path, catalogue_words(), BACKEND_VENDORS)
-    if package is None or package.vendor != "cuda":
+    if package is None:
         return frozenset()
     covered = set()
     if os.path.exists(os.path.join(package.folder, "__init__.py")):
         covered |= set(TARGETS) - {"rocm"}
-    if "rocm" in package.siblings:
+    if package.vendor == "cuda" and "rocm" in package.siblings:
         covered.add("rocm")
     return frozenset(covered)
 
