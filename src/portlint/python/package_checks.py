@@ -69,6 +69,8 @@ def check_import(node: ast.Import | ast.ImportFrom, ctx: Context) -> None:
         if _only_where_built(node, ctx, package) or _own_package(package, ctx):
             continue
         fallback = id(node) in ctx.import_fallbacks
+        if fallback and _probes_package(ctx, package):
+            continue
         checked = not fallback and _under_availability_check(node, ctx, package)
         integration = not (fallback or checked) and _integration_module(node, ctx, package)
         severity = Severity.WARNING if fallback or checked or integration else None
@@ -115,6 +117,25 @@ def _scope_after_extension(node: ast.AST, ctx: Context) -> None:
                 last = block[-1].end_lineno or block[-1].lineno
             ctx.package_scopes.append(((node.end_lineno or node.lineno) + 1, last, absent))
             return
+
+
+#: What a function that only answers whether a package is there is called after.
+PROBE_ENDINGS = ("available", "installed")
+
+
+def _probes_package(ctx: Context, package: str) -> bool:
+    """``def is_flash_v2_installed(): try: import flash_attn except: return False``: the
+    function is the project's availability check of the package, which is no site; its callers'
+    tests are (PRT501 behind an availability check)."""
+    scope = ctx.function_scope()
+    if scope is None:
+        return False
+    words = WORD.findall(scope.name.lower())
+    if len(words) < 2 or words[0] not in ("is", "has") or words[-1] not in PROBE_ENDINGS:
+        return False
+    names = package_names(package, ctx.catalog)
+    top = package.split(".")[0]
+    return any(word in names or (len(word) >= 4 and top.startswith(word)) for word in words[1:-1])
 
 
 def _own_package(package: str, ctx: Context) -> bool:
