@@ -155,6 +155,9 @@ class Vendors:
         match = PREDICATE.fullmatch(name)
         if match:
             return self.words.get(match.group(1).lower())
+        named = self._named_predicate(name)
+        if named is not None:
+            return named
         if name == "is_available" and isinstance(func, ast.Attribute):
             receiver = func.value
             owner = receiver.attr if isinstance(receiver, ast.Attribute) else None
@@ -162,6 +165,23 @@ class Vendors:
             if owner:
                 return vendor_of(owner, self.words)
         return None
+
+    def _named_predicate(self, name: str) -> str | None:
+        """``is_intel_xpu()``, ``is_device_mps(device)``, ``mps_mode()``: a predicate named
+        ``is_`` (``has_``) then words that name one vendor, or a vendor's ``_mode``."""
+        words = name.lower().split("_")
+        if len(words) >= 2 and words[0] in ("is", "has"):
+            named = words[1:]
+        elif len(words) == 2 and words[1] == "mode":
+            named = words[:1]
+        else:
+            return None
+        vendors = {self.words.get(word) for word in named if word not in PREDICATE_FILLERS}
+        return vendors.pop() if len(vendors) == 1 and None not in vendors else None
+
+
+#: Words a vendor predicate's name may hold beside the vendor's (``is_device_mps``).
+PREDICATE_FILLERS = frozenset({"device", "torch"})
 
 
 NO_GUARD = Guard()
