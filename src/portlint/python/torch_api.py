@@ -19,6 +19,9 @@ from portlint.model import PORTABLE, Advice, Severity, Status
 VENDOR_MODULES = ("npu", "mlu", "xpu", "mps")
 #: torch.cuda sub-modules whose names are re-exported by torch.cuda itself.
 FLAT_SUBMODULES = ("memory.", "random.", "streams.", "graphs.", "gds.")
+#: torch.cuda.amp modules whose names torch.cuda.amp re-exports (``amp.grad_scaler.GradScaler``
+#: is ``amp.GradScaler``).
+AMP_SUBMODULES = ("amp.grad_scaler.", "amp.autocast_mode.")
 #: Severity by what a name does without CUDA; "raises" and "unknown" keep the rule's (error).
 OUTCOME_SEVERITY = {"warns": "warning", "noop": "info", "value": "info"}
 
@@ -94,6 +97,9 @@ class TorchCudaApi:
         for prefix in FLAT_SUBMODULES:
             if name.startswith(prefix) and name[len(prefix) :] in self.policy:
                 return name[len(prefix) :]
+        for prefix in AMP_SUBMODULES:
+            if name.startswith(prefix) and "amp." + name[len(prefix) :] in self.policy:
+                return "amp." + name[len(prefix) :]
         return name
 
     @functools.cache  # noqa: B019 - one instance per catalogue
