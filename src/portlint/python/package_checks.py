@@ -108,15 +108,10 @@ def _scope_after_extension(node: ast.AST, ctx: Context) -> None:
     only where the extension was built: CUDA and, hipified, ROCm."""
     absent = frozenset(TARGETS) - {"rocm"}
     parent = ctx.parents.get(id(node))
-    for field in ("body", "orelse", "finalbody"):
-        block = getattr(parent, field, None)
-        if isinstance(block, list) and node in block:
-            if isinstance(parent, ast.Module):
-                last = ctx.text.count("\n") + 1
-            else:
-                last = block[-1].end_lineno or block[-1].lineno
-            ctx.package_scopes.append(((node.end_lineno or node.lineno) + 1, last, absent))
-            return
+    block = _enclosing_block(node, parent)
+    if block is not None:
+        last = _module_end(ctx) if isinstance(parent, ast.Module) else _last_line(block[-1])
+        ctx.package_scopes.append((_last_line(node) + 1, last, absent))
 
 
 #: What a function that only answers whether a package is there is called after.
@@ -168,8 +163,7 @@ def _scope_after_module_import(node: ast.AST, ctx: Context, package: str) -> Non
     if builds is None:
         return
     absent = frozenset(TARGETS) - frozenset(builds)
-    last = ctx.text.count("\n") + 1
-    ctx.package_scopes.append(((node.end_lineno or node.lineno) + 1, last, absent))
+    ctx.package_scopes.append((_last_line(node) + 1, _module_end(ctx), absent))
 
 
 def _own_state_only(node: ast.AST, ctx: Context) -> bool:
@@ -223,12 +217,26 @@ def _scope_after_local_import(node: ast.AST, ctx: Context, advice: dict[str, Adv
         node, parent = parent, ctx.parents.get(id(parent))
     if not absent or parent is None or isinstance(parent, ast.Module):
         return
+    block = _enclosing_block(node, parent)
+    if block is not None:
+        ctx.package_scopes.append((node.lineno, _last_line(block[-1]), absent))
+
+
+def _enclosing_block(node: ast.AST, parent: ast.AST | None) -> list[ast.stmt] | None:
+    """The statement list of ``parent`` (its body, ``else`` or ``finally``) that holds ``node``."""
     for field in ("body", "orelse", "finalbody"):
         block = getattr(parent, field, None)
         if isinstance(block, list) and node in block:
-            last = block[-1]
-            ctx.package_scopes.append((node.lineno, last.end_lineno or last.lineno, absent))
-            return
+            return block
+    return None
+
+
+def _last_line(node: ast.AST) -> int:
+    return getattr(node, "end_lineno", None) or getattr(node, "lineno", 0)
+
+
+def _module_end(ctx: Context) -> int:
+    return ctx.text.count("\n") + 1
 
 
 def _for_type_checking(node: ast.AST, ctx: Context) -> bool:
