@@ -31,6 +31,7 @@ from portlint.python import (
     position_params,
     slices,
 )
+from portlint.python.backend_packages import folder_vendor
 from portlint.python.backends import (
     Backend,
     backend_finding,
@@ -275,7 +276,22 @@ class Analyser(ast.NodeVisitor):
         self.ctx.positions = position_params.summarise(
             node, self.relevance.has_candidate, POSITIONS
         )
+        reach = self._module_vendor_reach()
+        if reach is not None:
+            # ``ascend_cudagraph.py`` beside ``camb_cudagraph.py``: the module is another
+            # vendor's own code, which only that vendor runs
+            self.guard = self.guard.inside(False, frozenset(), reach)
         self.visit_many(node.body)
+
+    def _module_vendor_reach(self) -> frozenset[str] | None:
+        """The targets that run a module named first for a vendor other than CUDA, ROCm and the
+        CPU (``ascend_cudagraph.py``, ``npu_utils.py``, ``musa_ops.py``): that vendor's target,
+        or none where it is no portlint target. None for any other module."""
+        stem = os.path.splitext(os.path.basename(self.ctx.path))[0]
+        vendor = folder_vendor(stem, self.vendors.words)
+        if vendor is None or vendor in OWN_MODULE_VENDORS:
+            return None
+        return frozenset({vendor}) & frozenset(self.vendors.markers)
 
     def _module_skip(self, node: ast.If | ast.Assign) -> None:
         """``pytestmark = pytest.mark.skipif(...)`` or an early skip at module level, and
@@ -2152,6 +2168,11 @@ def _statements_before(statement: ast.stmt, holder: ast.AST) -> list[ast.stmt]:
 
 def _is_early_return(statement: ast.AST) -> TypeGuard[ast.If]:
     return isinstance(statement, ast.If) and not statement.orelse and _leaves(statement.body)
+
+
+#: Vendors whose module names say nothing of who runs them: CUDA and ROCm code is what portlint
+#: reads, and a module named for the CPU (``cpu_offload.py``) runs on every machine.
+OWN_MODULE_VENDORS = frozenset({"cuda", "rocm", "cpu"})
 
 
 def _is_test(node: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
