@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 import portlint.cache
+import portlint.cxx.analyser
 import portlint.engine
 import portlint.python.backend_packages
 import portlint.python.backends
@@ -299,6 +300,24 @@ def test_a_vendor_package_added_beside_a_cuda_package_misses(project, analysed):
     findings = check(project)[1]
     assert analysed == ["kernels.py"]  # looked at again (the analysis sees its name)
     assert [f for f in findings if f["path"].startswith("ops")] == []
+
+
+def test_a_cpu_twin_added_beside_a_cuda_source_misses(project, analysed):
+    """nms_cuda.cu lists cpu only while no nms_cpu.cpp sits beside it: the CUDA source is
+    looked at again when its twin is added, though the source itself did not change."""
+    kernel = "__global__ void nms(float* p) { p[threadIdx.x] = 0.0f; }\n"
+    (project / "nms_cuda.cu").write_text(kernel, encoding="utf-8")
+
+    def kernel_targets() -> list[list[str]]:
+        found = check(project)[1]
+        return [sorted(f["targets"]) for f in found if f["path"] == "nms_cuda.cu"]
+
+    assert kernel_targets() == [["cpu", "mlu", "mps", "npu", "xpu"]]
+    (project / "nms_cpu.cpp").write_text("void nms_cpu(float* p) { p[0] = 0.0f; }\n")
+    analysed.clear()
+    portlint.cxx.analyser._sources_in.cache_clear()  # (one process, as above)
+    assert kernel_targets() == [["mlu", "mps", "npu", "xpu"]]
+    assert "nms_cuda.cu" in analysed
 
 
 def test_a_sibling_backend_importing_a_cuda_module_misses(project, analysed):

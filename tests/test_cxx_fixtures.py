@@ -17,6 +17,9 @@ HIPIFIED = sorted((CXX / "hipified").glob("*.hip.cu"))
 #: Sources of backend packages (``backends/<kernels>/<vendor>/``): what they report depends on
 #: the folders beside theirs.
 IN_PACKAGES = sorted((CXX / "backends").rglob("*.cu"))
+#: Sources with twins for other targets beside them (``twins/``): the same, on their files.
+TWINS = CXX / "twins"
+WITH_TWINS = sorted(p for p in TWINS.rglob("*") if p.suffix in (".cu", ".cpp"))
 
 
 def lint(source):
@@ -35,6 +38,30 @@ def test_backend_package_sources_match_check_lines(path):
     source = read_source(path, "cxx")
     problems = compare(lint(source), source.text)
     assert problems == [], "\n".join(problems)
+
+
+@pytest.mark.parametrize("path", WITH_TWINS, ids=lambda p: str(p.relative_to(CXX)))
+def test_sources_with_twins_match_check_lines(path):
+    source = read_source(path, "cxx")
+    problems = compare(lint(source), source.text)
+    assert problems == [], "\n".join(problems)
+
+
+@pytest.mark.parametrize(
+    ("name", "targets"),
+    [
+        # nms_rotated_cpu.cpp beside it: the CPU build compiles that instead
+        ("rotated/nms_rotated_cuda.cu", {"rocm", "npu", "mlu", "xpu", "mps"}),
+        # cpu/roi_kernel.cpp beside its cuda/ folder
+        ("ops/cuda/roi_kernel.cu", {"npu", "mlu", "xpu", "mps"}),
+        # no twin: the CPU needs a port like the others
+        ("rotated/deform_conv_cuda.cu", {"npu", "mlu", "xpu", "mps", "cpu"}),
+    ],
+)
+def test_a_twin_source_answers_for_its_target(name, targets):
+    findings = lint(read_source(TWINS / name, "cxx"))
+    assert findings
+    assert set().union(*(f.targets for f in findings)) == targets
 
 
 def test_fixture_set_covers_every_cxx_rule():

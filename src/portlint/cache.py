@@ -198,13 +198,15 @@ class Cache:
         named for CUDA or ROCm, on the folders beside that one (``backend_packages.facts``).
         None for other files."""
         if not path.endswith(".py"):
-            # a C++/CUDA file of a backend package: its findings depend on the package's
-            # siblings and ``__init__.py`` (``cxx.analyser.backend_targets``)
-            if not _package_facts(path):
-                return None  # most files: no folder above them names a vendor
-            from portlint.cxx.analyser import backend_targets
+            # a C++/CUDA file of a backend package, or one with twins for other vendors: its
+            # findings depend on the package's siblings and ``__init__.py`` and on the files
+            # beside it (``cxx.analyser.covered_targets``)
+            from portlint.cxx.analyser import covered_targets
 
-            return content_hash(os.fsencode(repr(sorted(backend_targets(path)))))
+            covered = covered_targets(path)
+            if not covered and not _package_facts(path):
+                return None  # most files: nothing beside them answers for a target
+            return content_hash(os.fsencode(repr(sorted(covered))))
         folder = path[: path.rfind(os.sep)] or os.sep  # os.path.dirname of an absolute path
         known = self._neighbours.get(folder)
         if known is None:

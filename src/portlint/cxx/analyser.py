@@ -10,6 +10,7 @@ tree-sitter modules load on the first file that passes it.
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 from typing import TYPE_CHECKING
@@ -143,8 +144,14 @@ def make_unit(
         catalog=catalog,
         guarded=hip_guarded_lines(index.lines, hip_macros),
         sink=sink,
-        covered=backend_targets(source.path),
+        covered=covered_targets(source.path),
     )
+
+
+def covered_targets(path: str) -> frozenset[str]:
+    """The targets a C++/CUDA file needs no site for: those its backend package or its twins
+    answer for (``backend_targets``, ``twin_targets``)."""
+    return backend_targets(path) | twin_targets(path)
 
 
 def backend_targets(path: str) -> frozenset[str]:
@@ -165,6 +172,82 @@ def backend_targets(path: str) -> frozenset[str]:
     if package.vendor == "cuda" and "rocm" in package.siblings:
         covered.add("rocm")
     return frozenset(covered)
+
+
+#: Sources a twin may be: what a build compiles for another target in place of a CUDA source.
+TWIN_SUFFIXES = frozenset({".c", ".cc", ".cpp", ".cxx", ".c++", ".cu", ".hip", ".mm"})
+
+
+def twin_targets(path: str) -> frozenset[str]:
+    """The targets a C++/CUDA source's twins are built for instead of it:
+    ``nms_rotated_cuda.cu`` beside ``nms_rotated_cpu.cpp`` (the same name with another vendor's
+    word in place of CUDA's), or ``cuda/nms_kernel.cu`` beside ``cpu/nms_kernel.cpp`` (a folder
+    named for another vendor beside the file's own, holding the same name or its twin). The
+    extension's CPU build compiles the twin and never this file, so the CPU needs no port of
+    it. The vendor words are ``rules/device.toml`` ``[backend.vendors]``."""
+    from portlint.model import TARGETS
+    from portlint.python.backend_packages import catalogue_words, folder_vendor
+
+    words = catalogue_words()
+    folder, name = os.path.split(os.path.abspath(path))
+    stem, suffix = os.path.splitext(name)
+    if suffix.lower() not in TWIN_SUFFIXES:
+        return frozenset()
+    parts = stem.lower().split("_")
+    places = [i for i, part in enumerate(parts) if words.get(part) == "cuda"]
+    own = [(folder, places)] if places else []
+    parent, folder_name = os.path.split(folder)
+    if folder_vendor(folder_name, words) == "cuda":
+        # a CUDA folder: its sibling folders named for a vendor may hold the same name
+        own += [
+            (os.path.join(parent, other), places)
+            for other in _sources_in(parent)[0]
+            if other != folder_name and folder_vendor(other, words) not in (None, "cuda")
+        ]
+    covered = set()
+    for place, positions in own:
+        for other in _sources_in(place)[1]:
+            other_stem, other_suffix = os.path.splitext(other)
+            if other_suffix.lower() not in TWIN_SUFFIXES or other == name:
+                continue
+            vendor = _twin_vendor(parts, positions, other_stem.lower().split("_"), words)
+            if vendor is None and place != folder and other_stem.lower() == stem.lower():
+                vendor = folder_vendor(os.path.basename(place), words)
+            if vendor in TARGETS:
+                covered.add(vendor)
+    return frozenset(covered)
+
+
+def _twin_vendor(
+    parts: list[str], places: list[int], other: list[str], words: dict[str, str]
+) -> str | None:
+    """The vendor whose word stands where ``parts`` has CUDA's (at one of ``places``) and which
+    is otherwise the same name, else None."""
+    if len(other) != len(parts):
+        return None
+    for place in places:
+        vendor = words.get(other[place])
+        if vendor not in (None, "cuda") and other[:place] + other[place + 1 :] == (
+            parts[:place] + parts[place + 1 :]
+        ):
+            return vendor
+    return None
+
+
+@functools.lru_cache(maxsize=256)
+def _sources_in(folder: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """(sub-folders, files) of a folder, sorted; empty when it cannot be read."""
+    try:
+        entries = list(os.scandir(folder))
+    except OSError:
+        return (), ()
+    folders, files = [], []
+    for entry in entries:
+        try:
+            (folders if entry.is_dir() else files).append(entry.name)
+        except OSError:
+            continue
+    return tuple(sorted(folders)), tuple(sorted(files))
 
 
 def analyse_unit(unit: Unit, settings: Settings | None) -> None:
