@@ -1728,7 +1728,9 @@ class Analyser(ast.NodeVisitor):
         swap_weights_cuda(...)``: a module-level function, or a method of a module-level class
         called as ``self.name(...)``, that is private or named for CUDA and that the module
         calls only on CUDA paths, runs only on CUDA; the tests before its calls are the sites,
-        not its body. Run once the walk is over, when every call's guard is known."""
+        not its body. A call from inside another such helper is on a CUDA path too
+        (``_num_sms()`` called only by ``_fused_step()``, itself called only under the test).
+        Run once the walk is over, when every call's guard is known."""
         reports = self.ctx.reports
         if not reports or not self.ctx.cuda_branches:
             return  # no CUDA test in the file: no call is on a CUDA path
@@ -1738,6 +1740,9 @@ class Analyser(ast.NodeVisitor):
                 helpers += [(s, statement) for s in statement.body]
         calls: dict[int, dict[str, list[ast.Call]]] = {}  # id(holder) -> name -> its calls
         parents: dict[int, dict[int, ast.AST]] = {}  # id(statement) -> its parent map
+        # (helper, the calls of it from elsewhere) for each helper the module calls only by name
+        candidates: list[tuple[ast.FunctionDef | ast.AsyncFunctionDef, ast.AST, list[ast.Call]]]
+        candidates = []
         for helper, owner in helpers:
             if not isinstance(helper, ast.FunctionDef | ast.AsyncFunctionDef):
                 continue
@@ -1746,23 +1751,46 @@ class Analyser(ast.NodeVisitor):
                 name.startswith("_") or set(name.lower().split("_")) & api_checks.CUDA_NAME_WORDS
             ):
                 continue
-            first, last = helper.lineno, helper.end_lineno or helper.lineno
-            inside = {id(r) for r in reports if first <= getattr(r.node, "lineno", 0) <= last}
-            if not inside:
-                continue
             holder: ast.AST = owner or tree
-            if not self._only_called(name, None, method=owner is not None):
+            method = owner is not None
+            if not self._only_called(name, None, method):
                 continue  # the name is passed on, or not called at all
             if id(holder) not in calls:
-                calls[id(holder)] = _helper_calls(holder, method=owner is not None)
+                calls[id(holder)] = _helper_calls(holder, method)
             every = calls[id(holder)].get(name, [])
+            if not self._only_called(name, len(every), method) and self._fill_stand_ins(tree, name):
+                # a call sits in a definition the sliced parse left out: parsed now
+                calls = {id(holder): _helper_calls(holder, method)}
+                parents.clear()  # made before the parse: without the new nodes
+                every = calls[id(holder)].get(name, [])
+            first, last = helper.lineno, helper.end_lineno or helper.lineno
             # a call from inside the helper itself (a backward pass that builds it again) runs
             # where the helper runs: the calls from elsewhere decide
             found = [call for call in every if not first <= call.lineno <= last]
-            if not found or not self._only_called(name, len(every), method=owner is not None):
-                continue
-            if all(self._on_cuda_path(call, _parents_of(call, holder, parents)) for call in found):
-                reports[:] = [r for r in reports if id(r) not in inside]
+            if found and self._only_called(name, len(every), method):
+                candidates.append((helper, holder, found))
+        cuda_only: set[int] = set()  # ids of the helpers found to run only on CUDA
+        grown = True
+        while grown:  # a helper called only from one found already is found in the next round
+            grown = False
+            for helper, holder, found in candidates:
+                if id(helper) not in cuda_only and all(
+                    self._on_cuda_path(call, _parents_of(call, holder, parents), cuda_only)
+                    for call in found
+                ):
+                    cuda_only.add(id(helper))
+                    grown = True
+        spans = [
+            (helper.lineno, helper.end_lineno or helper.lineno)
+            for helper, _, _ in candidates
+            if id(helper) in cuda_only
+        ]
+        if spans:
+            reports[:] = [
+                r
+                for r in reports
+                if not any(a <= getattr(r.node, "lineno", 0) <= b for a, b in spans)
+            ]
 
     def _only_called(self, name: str, calls: int | None, method: bool) -> bool:
         """Every mention of the name in the file is its definition or one of the ``calls``
@@ -1774,11 +1802,17 @@ class Analyser(ast.NodeVisitor):
             return mentions > 1 and called == mentions  # the definition says ``name(`` too
         return mentions == calls + 1
 
-    def _on_cuda_path(self, node: ast.AST, parents: dict[int, ast.AST]) -> bool:
+    def _on_cuda_path(
+        self,
+        node: ast.AST,
+        parents: dict[int, ast.AST],
+        cuda_only: set[int] | frozenset = frozenset(),
+    ) -> bool:
         """The node runs only on CUDA: an enclosing ``if`` (or conditional expression, or
-        ``and``) tests for CUDA, or the walk found a statement above it on a CUDA path. The
-        walk skips statements with no candidate word (``self._sync()``), so their own
-        ``if`` is judged here."""
+        ``and``) tests for CUDA, or the walk found a statement above it on a CUDA path, or it is
+        inside a function of ``cuda_only`` (ids of helpers that run only on CUDA). The walk
+        skips statements with no candidate word (``self._sync()``), so their own ``if`` is
+        judged here."""
         guards, resolve, flags = self.ctx.guards, self.ctx.qualified_name, self.ctx.cuda_flags
         child, current = node, parents.get(id(node))
         while current is not None:
@@ -1803,9 +1837,9 @@ class Analyser(ast.NodeVisitor):
             ):
                 return True  # after ``if dev.type != "cuda": return``
             if isinstance(current, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
-                return False
+                return id(current) in cuda_only
             child, current = current, parents.get(id(current))
-        return False
+        return id(child) in cuda_only
 
     def _leaves_unless_cuda(self, statement: ast.AST) -> bool:
         """``if not torch.cuda.is_available(): return``, ``if dev.type != "cuda": return``:
