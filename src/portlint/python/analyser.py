@@ -1729,10 +1729,18 @@ class Analyser(ast.NodeVisitor):
         called as ``self.name(...)``, that is private or named for CUDA and that the module
         calls only on CUDA paths, runs only on CUDA; the tests before its calls are the sites,
         not its body. A call from inside another such helper is on a CUDA path too
-        (``_num_sms()`` called only by ``_fused_step()``, itself called only under the test).
-        Run once the walk is over, when every call's guard is known."""
+        (``_num_sms()`` called only by ``_fused_step()``, itself called only under the test),
+        and so is one from a method of a class whose constructor refuses without CUDA, whose
+        methods run only on CUDA themselves (``_refuses_without_cuda``). Run once the walk is
+        over, when every call's guard is known."""
         reports = self.ctx.reports
-        if not reports or not self.ctx.cuda_branches:
+        if not reports:
+            return
+        cuda_only: set[int] = set()  # ids of the helpers found to run only on CUDA
+        for statement in tree.body:
+            if isinstance(statement, ast.ClassDef) and self._refuses_without_cuda(statement):
+                cuda_only.update(id(method) for method in _instance_methods(statement))
+        if not cuda_only and not self.ctx.cuda_branches:
             return  # no CUDA test in the file: no call is on a CUDA path
         helpers: list[tuple[ast.stmt, ast.ClassDef | None]] = [(s, None) for s in tree.body]
         for statement in tree.body:
@@ -1769,7 +1777,6 @@ class Analyser(ast.NodeVisitor):
             found = [call for call in every if not first <= call.lineno <= last]
             if found and self._only_called(name, len(every), method):
                 candidates.append((helper, holder, found))
-        cuda_only: set[int] = set()  # ids of the helpers found to run only on CUDA
         grown = True
         while grown:  # a helper called only from one found already is found in the next round
             grown = False
@@ -1782,7 +1789,7 @@ class Analyser(ast.NodeVisitor):
                     grown = True
         spans = [
             (helper.lineno, helper.end_lineno or helper.lineno)
-            for helper, _, _ in candidates
+            for helper in _definitions(tree)
             if id(helper) in cuda_only
         ]
         if spans:
@@ -1791,6 +1798,25 @@ class Analyser(ast.NodeVisitor):
                 for r in reports
                 if not any(a <= getattr(r.node, "lineno", 0) <= b for a, b in spans)
             ]
+
+    def _refuses_without_cuda(self, node: ast.ClassDef) -> bool:
+        """The class's ``__init__`` raises unless CUDA is there (``if not
+        torch.cuda.is_available(): raise TypeError(...)`` among its statements): an instance exists
+        only on CUDA, so its methods run only there, and the refusal is the site."""
+        init = next(
+            (
+                s
+                for s in node.body
+                if isinstance(s, ast.FunctionDef | ast.AsyncFunctionDef) and s.name == "__init__"
+            ),
+            None,
+        )
+        return init is not None and any(
+            isinstance(s, ast.If)
+            and isinstance(s.body[-1], ast.Raise)
+            and self._leaves_unless_cuda(s)
+            for s in init.body
+        )
 
     def _only_called(self, name: str, calls: int | None, method: bool) -> bool:
         """Every mention of the name in the file is its definition or one of the ``calls``
@@ -1867,6 +1893,34 @@ def _only_cuda_goes_on(reach: frozenset[str] | None) -> bool:
     CUDA goes on, unless another target passes too (``if dev not in ("cuda", "xpu"): return``:
     xpu runs what follows, it does not skip it)."""
     return not (reach and reach - {"rocm"})
+
+
+def _instance_methods(node: ast.ClassDef) -> list[ast.FunctionDef | ast.AsyncFunctionDef]:
+    """The methods of a class that need an instance: not ``__init__`` (which runs before any
+    check it makes), nor a ``staticmethod`` or ``classmethod``."""
+    return [
+        s
+        for s in node.body
+        if isinstance(s, ast.FunctionDef | ast.AsyncFunctionDef)
+        and s.name not in ("__init__", "__new__")
+        and not any(
+            isinstance(d, ast.Name) and d.id in ("staticmethod", "classmethod")
+            for d in s.decorator_list
+        )
+    ]
+
+
+def _definitions(tree: ast.Module) -> list[ast.stmt]:
+    """The module's functions and classes, and the methods of its classes."""
+    found: list[ast.stmt] = []
+    for statement in tree.body:
+        if isinstance(statement, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            found.append(statement)
+        if isinstance(statement, ast.ClassDef):
+            found += [
+                s for s in statement.body if isinstance(s, ast.FunctionDef | ast.AsyncFunctionDef)
+            ]
+    return found
 
 
 def _parents_of(
