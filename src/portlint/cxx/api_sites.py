@@ -67,13 +67,19 @@ def torch_hipify(unit: Unit) -> dict[str, dict[str, str]]:
     source that includes a PyTorch header (rules/cxx.toml ``[torch_extension]``, as ``<torch/``
     or ``"torch/``): PyTorch builds it, and on ROCm hipifies it first. Empty for any other
     source."""
-    prefixes = unit.catalog.table("cxx").get("torch_extension", {}).get("include_prefixes", ())
-    # asked of the whole file's text (a part of a large file holds its includes or not)
-    opened = [f"{quote}{prefix}".encode() for prefix in prefixes for quote in '<"']
-    if not unit.contains(*opened):
+    if not is_torch_extension(unit):
         return {}
     document = unit.catalog.data("cxx/torch_hipify.toml")
     return {"names": document.get("names", {}), "headers": document.get("headers", {})}
+
+
+def is_torch_extension(unit: Unit) -> bool:
+    """The source includes a PyTorch header (rules/cxx.toml ``[torch_extension]``, as ``<torch/``
+    or ``"torch/``): PyTorch's extension tooling (or PyTorch's own build) compiles it."""
+    prefixes = unit.catalog.table("cxx").get("torch_extension", {}).get("include_prefixes", ())
+    # asked of the whole file's text (a part of a large file holds its includes or not)
+    opened = [f"{quote}{prefix}".encode() for prefix in prefixes for quote in '<"']
+    return unit.contains(*opened)
 
 
 def find_names(

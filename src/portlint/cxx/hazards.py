@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 from tree_sitter import Node
 
+from portlint.cxx.api_sites import is_torch_extension
 from portlint.cxx.kernels import Kernel
 from portlint.cxx.unit import Unit
 
@@ -653,6 +654,11 @@ def find_large_blocks(unit: Unit, kernels: list[Kernel]) -> None:
         return
     bounded = {k.name for k in kernels if k.launch_bounds}
     defined = {k.name for k in kernels}
+    limit = BLOCK_LIMIT
+    if is_torch_extension(unit):
+        # PyTorch's extension build passes hip-clang no lower bound: its default holds
+        extension = unit.catalog.table("cxx").get("torch_extension", {})
+        limit = extension.get("max_threads_per_block", BLOCK_LIMIT)
     scope = None
     for match in unit.finditer(LAUNCH):
         launch = unit.node_at(match.start(), match.end()).parent
@@ -664,7 +670,7 @@ def find_large_blocks(unit: Unit, kernels: list[Kernel]) -> None:
         if scope is None:
             scope = BlockScope(unit)
         threads = block_threads(unit, arguments[1], scope.constants_for(launch))
-        if threads is None or threads <= BLOCK_LIMIT:
+        if threads is None or threads <= limit:
             continue
         call = launch.parent
         function = call.child_by_field_name("function") if call is not None else None
