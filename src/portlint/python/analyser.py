@@ -219,6 +219,10 @@ class Analyser(ast.NodeVisitor):
                         # the rest of the block is the CUDA test's arm: a test whose arm has
                         # only info findings (a TF32 switch) is info too
                         self.ctx.cuda_branches.append((node.test, nodes[position + 1 :]))
+                if polarity == -1 and kept is not None and _asks_vendor_layer(kept):
+                    # ``if not current_platform.is_cuda_alike(): return None``: what follows is
+                    # the vendor layer's CUDA arm, no other vendor's concern
+                    covered |= frozenset(self.vendors.markers) - {"rocm"}
                 if self.multi_device.single_process(node.test):
                     # ``if distributed_type == DistributedType.NO: return``: what follows runs
                     # with several processes, which a single-device target never has

@@ -13,7 +13,7 @@ from portlint.python.backends import vendor_words
 from portlint.python.context import Context
 from portlint.python.cuda_tests import in_skip_condition, test_skips
 from portlint.python.fixes import FixBase, _contains
-from portlint.python.guards import asks_availability, cuda_prefix, flag_name
+from portlint.python.guards import CUDA_PREDICATE, asks_availability, cuda_prefix, flag_name
 from portlint.python.torch_api import DISABLES_AUTOCAST, disables_autocast, torch_cuda_api
 from portlint.python.tree import walk
 
@@ -398,7 +398,11 @@ def _in_device_name(node: ast.Compare) -> bool:
 def asks_vendor_layer(test: ast.expr | None) -> bool:
     """``get_accelerator().device_name() == "cuda"``: the project asks its own vendor layer,
     whose answer is each vendor's name, which vendor it runs on; the arm is its CUDA arm by
-    design, and every other vendor is sent elsewhere on purpose (ROCm builds answer "cuda")."""
+    design, and every other vendor is sent elsewhere on purpose (ROCm builds answer "cuda").
+    So is a platform object's own CUDA predicate (``current_platform.is_cuda_alike()``,
+    ``current_platform.is_cuda()``, as vLLM's platforms and the projects built on them ask)."""
+    if asks_platform_layer(test):
+        return True
     if not (
         isinstance(test, ast.Compare)
         and len(test.ops) == 1
@@ -413,6 +417,23 @@ def asks_vendor_layer(test: ast.expr | None) -> bool:
     func = call.func
     name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
     return any(word in name for word in DEVICE_WORDS)
+
+
+def asks_platform_layer(test: ast.expr | None) -> bool:
+    """``current_platform.is_cuda_alike()``: a CUDA predicate (``guards.CUDA_PREDICATE``) that
+    is a method of an object named for a platform (``PLATFORM_WORDS``), with no arguments."""
+    if not (isinstance(test, ast.Call) and not test.args and not test.keywords):
+        return False
+    func = test.func
+    if not (isinstance(func, ast.Attribute) and CUDA_PREDICATE.fullmatch(func.attr)):
+        return False
+    owner = func.value
+    name = owner.attr if isinstance(owner, ast.Attribute) else getattr(owner, "id", "")
+    return any(word in name.lower() for word in PLATFORM_WORDS)
+
+
+#: Names of a project's platform object (vLLM's ``current_platform``).
+PLATFORM_WORDS = ("platform",)
 
 
 def _restates_selection(operand: ast.expr, ctx: Context) -> bool:

@@ -547,7 +547,9 @@ def _is_cuda_check(expr: ast.expr, resolve: Resolve) -> bool:
     return resolve(target) in CUDA_CHECKS
 
 
-CUDA_PREDICATE = re.compile(r"is_(?:torch_)?(?:cuda|nvidia)(?:_available)?")
+#: ``is_cuda_available()``, ``current_platform.is_cuda()``; ``is_cuda_alike()`` (vLLM's platforms:
+#: CUDA or ROCm) holds where ``torch.cuda`` works, like the others.
+CUDA_PREDICATE = re.compile(r"is_(?:torch_)?(?:cuda|nvidia)(?:_available|_alike)?")
 #: ``IS_CUDA_AVAILABLE`` (mmengine.device, imported by mmcv): a constant named for the check.
 CUDA_FLAG = re.compile(r"IS_(?:TORCH_)?CUDA_AVAILABLE")
 
