@@ -281,9 +281,12 @@ class Analyser(ast.NodeVisitor):
             node, self.relevance.has_candidate, POSITIONS
         )
         reach = self._module_vendor_reach()
+        if reach is None:
+            reach = self._vendor_stack_reach(node)
         if reach is not None:
-            # ``ascend_cudagraph.py`` beside ``camb_cudagraph.py``: the module is another
-            # vendor's own code, which only that vendor runs
+            # ``ascend_cudagraph.py`` beside ``camb_cudagraph.py``, or a module that imports
+            # ``torch_npu`` unguarded: the module is another vendor's own code, which only that
+            # vendor runs
             self.guard = self.guard.inside(False, frozenset(), reach)
         self.visit_many(node.body)
 
@@ -296,6 +299,26 @@ class Analyser(ast.NodeVisitor):
         if vendor is None or vendor in OWN_MODULE_VENDORS:
             return None
         return frozenset({vendor}) & frozenset(self.vendors.markers)
+
+    def _vendor_stack_reach(self, module: ast.Module) -> frozenset[str] | None:
+        """The targets that can load a module whose top level imports a vendor's own PyTorch
+        stack outside any ``try`` or ``if`` (``import torch_npu``, ``import
+        habana_frameworks.torch.core``; rules/device.toml ``[backend.packages]``): that vendor's
+        target, or none where it is no portlint target. None when no such import is there."""
+        packages = self.ctx.catalog.table("device").get("backend", {}).get("packages", {})
+        vendor_of = {name: vendor for vendor, names in packages.items() for name in names}
+        vendors = set()
+        for statement in module.body:
+            if isinstance(statement, ast.Import):
+                names = [alias.name for alias in statement.names]
+            elif isinstance(statement, ast.ImportFrom) and not statement.level:
+                names = [statement.module or ""]
+            else:
+                continue
+            vendors |= {vendor_of[n.split(".")[0]] for n in names if n.split(".")[0] in vendor_of}
+        if len(vendors) != 1:
+            return None  # none, or two vendors' stacks (a module no machine loads is rare)
+        return frozenset(vendors) & frozenset(self.vendors.markers)
 
     def _module_skip(self, node: ast.If | ast.Assign) -> None:
         """``pytestmark = pytest.mark.skipif(...)`` or an early skip at module level, and
