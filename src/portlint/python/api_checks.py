@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ast
 import re
+from collections.abc import Callable
 
 from portlint.config import version_tuple
 from portlint.model import PORTABLE, Advice, Edit, Fix, Severity, Span, Status
@@ -55,6 +56,37 @@ def check_torch_name(node: ast.Attribute | ast.Name, name: str, ctx: Context) ->
     elif name in CUDNN_SWITCHES:
         message = f"`{name}` has no effect outside NVIDIA and ROCm"
         _report_switch(node, name, ctx, "PRT604", message)
+
+
+def _monkeypatch(node: ast.AST, name: str, ctx: Context) -> bool:
+    """``torch.cuda.set_stream = patched``, and ``previous = torch.cuda.set_stream`` that keeps
+    the original of a name the module patches so: replacing or saving an attribute of
+    ``torch.cuda`` works on every build, and what the patch does runs where it is called."""
+    if isinstance(getattr(node, "ctx", None), ast.Store | ast.Del):
+        return True
+    parent = ctx.parents.get(id(node))
+    if not (isinstance(parent, ast.Assign) and parent.value is node):
+        return False
+    root: ast.AST = parent
+    while (above := ctx.parents.get(id(root))) is not None:
+        root = above
+    return name in ctx.scope_fact("torch.cuda names patched", root, _patched_names(ctx))
+
+
+def _patched_names(ctx: Context) -> Callable[[ast.AST], frozenset[str]]:
+    """The qualified names a module assigns to (``torch.cuda.set_stream = patched``)."""
+
+    def compute(root: ast.AST) -> frozenset[str]:
+        return frozenset(
+            name
+            for n in walk(root)
+            if isinstance(n, ast.Assign)
+            for target in n.targets
+            if isinstance(target, ast.Attribute)
+            and (name := ctx.qualified_name(target) or "").startswith("torch.cuda.")
+        )
+
+    return compute
 
 
 def _probed(node: ast.AST, ctx: Context) -> bool:
@@ -237,6 +269,8 @@ def _last_name(node: ast.AST) -> str | None:
 
 
 def _report_torch_cuda(node: ast.AST, name: str, ctx: Context) -> None:
+    if _monkeypatch(node, name, ctx):
+        return
     member = name[len("torch.cuda.") :] if name != "torch.cuda" else ""
     if any(part.startswith("_") for part in member.split(".")) and not _reported_private(
         member, ctx
