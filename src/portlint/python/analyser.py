@@ -53,6 +53,7 @@ from portlint.python.guards import (
     Vendors,
     admits_cuda,
     asks_availability,
+    compared_with_none,
     cuda_polarity,
     cuda_prefix,
     flag_name,
@@ -563,10 +564,61 @@ class Analyser(ast.NodeVisitor):
         self.ctx.resolver.push(class_locals(node))
         outer = self.guard
         self.guard = outer.inside(False, frozenset(), self._test_targets(node))
-        self.visit_many(node.body)
+        admitted = self._admitted_devices(node)
+        if admitted is None:
+            self.visit_many(node.body)
+        else:
+            # ``if device.type not in ("cpu", "cuda"): raise`` in ``__init__``: an instance
+            # holds only those devices, so only their targets reach its methods
+            methods = {id(m) for m in _instance_methods(node)}
+            for statement in node.body:
+                inner = self.guard
+                if id(statement) in methods:
+                    self.guard = inner.inside(False, frozenset(), admitted)
+                self.visit(statement)
+                self.guard = inner
         self.guard = outer
         self.ctx.resolver.pop()
         self.visit_many(node.decorator_list)
+
+    def _admitted_devices(self, node: ast.ClassDef) -> frozenset[str] | None:
+        """The targets whose devices a class's ``__init__`` lets through when it refuses the
+        others: ``if device.type not in ("cpu", "cuda"): raise ValueError(...)``, or
+        ``device.type != "cpu" and device.type != "cuda"`` (``cuda`` admits ROCm builds), at
+        its top level or under ``if device is not None:``. None when it refuses no device."""
+        init = next(
+            (
+                s
+                for s in node.body
+                if isinstance(s, ast.FunctionDef | ast.AsyncFunctionDef) and s.name == "__init__"
+            ),
+            None,
+        )
+        if init is None:
+            return None
+        statements = list(init.body)
+        statements += [
+            inner
+            for s in init.body
+            if isinstance(s, ast.If) and not s.orelse and compared_with_none(s.test, (ast.IsNot,))
+            for inner in s.body
+        ]
+        for statement in statements:
+            if not (
+                isinstance(statement, ast.If)
+                and not statement.orelse
+                and isinstance(statement.body[-1], ast.Raise)
+            ):
+                continue
+            names = _refused_device_names(statement.test)
+            if names:
+                admitted: set[str] = set()
+                for name in names:
+                    vendor = "rocm" if name == "cuda" else self.vendors.words.get(name)
+                    if vendor in self.vendors.markers:
+                        admitted.add(vendor)
+                return frozenset(admitted)
+        return None
 
     def _is_predicate(self, name: str) -> bool:
         """``is_cuda_available``, ``is_rocm_available``, ``has_rocm_capability``: a function
@@ -1920,6 +1972,43 @@ def _only_cuda_goes_on(reach: frozenset[str] | None) -> bool:
     CUDA goes on, unless another target passes too (``if dev not in ("cuda", "xpu"): return``:
     xpu runs what follows, it does not skip it)."""
     return not (reach and reach - {"rocm"})
+
+
+def _refused_device_names(test: ast.expr) -> set[str] | None:
+    """The device names a refusal lets through, lower-cased: ``dev.type not in ("cpu",
+    "cuda")`` or ``dev.type != "cpu" and dev.type != "cuda"`` (one operand that says device,
+    the other a string) -> {"cpu", "cuda"}; None for any other test."""
+    terms = test.values if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And) else [test]
+    names: set[str] = set()
+    subjects = set()
+    for term in terms:
+        if not (isinstance(term, ast.Compare) and len(term.ops) == 1):
+            return None
+        subject, other = term.left, term.comparators[0]
+        if isinstance(term.ops[0], ast.NotEq) and isinstance(other, ast.Constant):
+            values = [other.value]
+        elif isinstance(term.ops[0], ast.NotIn) and isinstance(
+            other, ast.Tuple | ast.List | ast.Set
+        ):
+            values = [e.value for e in other.elts if isinstance(e, ast.Constant)]
+            if len(values) != len(other.elts):
+                return None
+        else:
+            return None
+        strings = [v for v in values if isinstance(v, str)]
+        if len(strings) != len(values) or not _says_device(subject):
+            return None
+        names |= {v.lower().split(":")[0] for v in strings}
+        subjects.add(ast.dump(subject))
+    return names if len(subjects) == 1 and "cuda" in names else None
+
+
+def _says_device(node: ast.expr) -> bool:
+    """``device.type``, ``self.device_type``, ``str(device)``: an expression named for a device."""
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.args:
+        node = node.args[0]  # ``str(device)``
+    text = ast.unparse(node).lower()
+    return "device" in text
 
 
 def _instance_methods(node: ast.ClassDef) -> list[ast.FunctionDef | ast.AsyncFunctionDef]:
