@@ -11,6 +11,7 @@ from portlint.model import PORTABLE, Advice, Edit, Fix, Severity, Span, Status
 from portlint.python.backends import vendor_words
 from portlint.python.context import LOG_CALL, Context
 from portlint.python.cuda_tests import in_skip_condition, test_skips
+from portlint.python.device_checks import picks_cpu_load
 from portlint.python.fixes import FixBase
 from portlint.python.guards import (
     CUDA_CHECKS,
@@ -289,6 +290,8 @@ def _report_torch_cuda(node: ast.AST, name: str, ctx: Context) -> None:
         severity = Severity.INFO if probe else None
         ctx.report(node, "PRT201", message, targets=MODULE_TARGETS, severity=severity)
         return
+    if isinstance(parent, ast.Call) and parent.func is node and picks_cpu_load(parent, ctx):
+        return  # ``map_location=None if torch.cuda.is_available() else "cpu"``
     entry = torch_cuda_api(ctx.catalog).entry(member)
     if entry.outcome == "same":
         return  # ``except torch.cuda.OutOfMemoryError``: torch.OutOfMemoryError in every build

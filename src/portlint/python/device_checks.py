@@ -13,7 +13,13 @@ from portlint.python.backends import vendor_words
 from portlint.python.context import Context
 from portlint.python.cuda_tests import in_skip_condition, test_skips
 from portlint.python.fixes import FixBase, _contains
-from portlint.python.guards import CUDA_PREDICATE, asks_availability, cuda_prefix, flag_name
+from portlint.python.guards import (
+    CUDA_PREDICATE,
+    asks_availability,
+    cuda_polarity,
+    cuda_prefix,
+    flag_name,
+)
 from portlint.python.torch_api import DISABLES_AUTOCAST, disables_autocast, torch_cuda_api
 from portlint.python.tree import walk
 
@@ -203,6 +209,15 @@ def check_device_strings(node: ast.Call, ctx: Context) -> None:
                 # there by construction; a use elsewhere is the one that reports it
                 continue
             if literal.via_variable and _forwarded_default(node, name, argument, literal, ctx):
+                continue
+            if (
+                isinstance(argument, ast.IfExp)
+                and literal.node in (argument.body, argument.orelse)
+                and any(k.arg == "map_location" and k.value is argument for k in node.keywords)
+                and _cpu_off_cuda(argument, ctx)
+            ):
+                # ``map_location="cuda" if dev.type == "cuda" else "cpu"``: the CUDA arm of a
+                # choice that loads to the CPU everywhere else
                 continue
             flow = (
                 " flows through a variable into a device position" if literal.via_variable else ""
@@ -456,6 +471,26 @@ def _restates_selection(operand: ast.expr, ctx: Context) -> bool:
 DEVICE_WORDS = ("device", "accelerator")
 
 
+def picks_cpu_load(test: ast.expr, ctx: Context) -> bool:
+    """``torch.load(path, map_location="cpu" if device.type != "cuda" else None)``: a CUDA test
+    that only loads to the CPU wherever CUDA is missing. Loading to the CPU works on every
+    target (the tensors move to the device afterwards), so the test is no site."""
+    choice = ctx.parents.get(id(test))
+    if not (isinstance(choice, ast.IfExp) and choice.test is test):
+        return False
+    keyword = ctx.parents.get(id(choice))
+    if not (isinstance(keyword, ast.keyword) and keyword.arg == "map_location"):
+        return False
+    return _cpu_off_cuda(choice, ctx)
+
+
+def _cpu_off_cuda(choice: ast.IfExp, ctx: Context) -> bool:
+    """The arm of a choice by a CUDA test that runs without CUDA is ``"cpu"``."""
+    polarity = cuda_polarity(choice.test, ctx.qualified_name, ctx.cuda_flags)
+    off_cuda = {1: choice.orelse, -1: choice.body}.get(polarity)
+    return isinstance(off_cuda, ast.Constant) and off_cuda.value == "cpu"
+
+
 def _stored_in_module(node: ast.Attribute, ctx: Context) -> bool:
     """The module assigns to this very attribute (``self.is_cuda = ...``, ``args.is_cuda:
     bool = ...``): it is a flag of the project's, not a tensor's ``.is_cuda``."""
@@ -471,6 +506,8 @@ def check_device_type_comparison(node: ast.Compare, ctx: Context) -> None:
     if not any(is_device_expression(operand) for operand in operands) and not _in_device_name(node):
         return
     if any(_restates_selection(operand, ctx) for operand in operands):
+        return
+    if picks_cpu_load(node, ctx):
         return
     rule = ctx.catalog.rules["PRT104"]
     for operand in operands:
