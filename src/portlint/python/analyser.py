@@ -1821,18 +1821,28 @@ class Analyser(ast.NodeVisitor):
                 cuda_only.update(id(method) for method in _instance_methods(statement))
         if not cuda_only and not self.ctx.cuda_branches:
             return  # no CUDA test in the file: no call is on a CUDA path
-        helpers: list[tuple[ast.stmt, ast.ClassDef | None]] = [(s, None) for s in tree.body]
+        # the module-level functions and the methods of module-level classes, with their class
+        helpers: list[tuple[ast.FunctionDef | ast.AsyncFunctionDef, ast.ClassDef | None]] = []
         for statement in tree.body:
-            if isinstance(statement, ast.ClassDef):
-                helpers += [(s, statement) for s in statement.body]
+            inner = statement.body if isinstance(statement, ast.ClassDef) else [statement]
+            owner = statement if isinstance(statement, ast.ClassDef) else None
+            helpers += [
+                (s, owner) for s in inner if isinstance(s, ast.FunctionDef | ast.AsyncFunctionDef)
+            ]
         calls: dict[int, dict[str, list[ast.Call]]] = {}  # id(holder) -> name -> its calls
         parents: dict[int, dict[int, ast.AST]] = {}  # id(statement) -> its parent map
-        # (helper, the calls of it from elsewhere) for each helper the module calls only by name
+        # (helper, the calls of it from elsewhere) for each helper the module calls only by name:
+        # looked for from the helpers that hold a report, then from the helpers that call those
         candidates: list[tuple[ast.FunctionDef | ast.AsyncFunctionDef, ast.AST, list[ast.Call]]]
         candidates = []
-        for helper, owner in helpers:
-            if not isinstance(helper, ast.FunctionDef | ast.AsyncFunctionDef):
+        lines = [getattr(r.node, "lineno", 0) for r in reports]
+        queue = [(h, o) for h, o in helpers if any(_spans(h, line) for line in lines)]
+        seen: set[int] = set()
+        while queue:
+            helper, owner = queue.pop()
+            if id(helper) in seen:
                 continue
+            seen.add(id(helper))
             name = helper.name
             if not (
                 name.startswith("_") or set(name.lower().split("_")) & api_checks.CUDA_NAME_WORDS
@@ -1850,12 +1860,12 @@ class Analyser(ast.NodeVisitor):
                 calls = {id(holder): _helper_calls(holder, method)}
                 parents.clear()  # made before the parse: without the new nodes
                 every = calls[id(holder)].get(name, [])
-            first, last = helper.lineno, helper.end_lineno or helper.lineno
             # a call from inside the helper itself (a backward pass that builds it again) runs
             # where the helper runs: the calls from elsewhere decide
-            found = [call for call in every if not first <= call.lineno <= last]
+            found = [call for call in every if not _spans(helper, call.lineno)]
             if found and self._only_called(name, len(every), method):
                 candidates.append((helper, holder, found))
+                queue += [(h, o) for h, o in helpers if any(_spans(h, c.lineno) for c in found)]
         grown = True
         while grown:  # a helper called only from one found already is found in the next round
             grown = False
@@ -2009,6 +2019,11 @@ def _says_device(node: ast.expr) -> bool:
         node = node.args[0]  # ``str(device)``
     text = ast.unparse(node).lower()
     return "device" in text
+
+
+def _spans(node: ast.stmt, line: int) -> bool:
+    """The statement's lines hold ``line``."""
+    return node.lineno <= line <= (node.end_lineno or node.lineno)
 
 
 def _instance_methods(node: ast.ClassDef) -> list[ast.FunctionDef | ast.AsyncFunctionDef]:
