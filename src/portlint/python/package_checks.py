@@ -311,7 +311,8 @@ def _names_package(text: str, names: set[str]) -> bool:
     joined = lowered.replace("_", "")
     if set(WORD.findall(lowered)) & names or joined in names:
         return True
-    return any(name in joined for name in names if len(name) > 4)
+    # ``has_flash_attn`` holds ``flash_attn`` whole, written with or without its underscores
+    return any(name.replace("_", "") in joined for name in names if len(name) > 4)
 
 
 def _ends_in_raise(block: list[ast.stmt]) -> bool:
@@ -327,6 +328,11 @@ def _checks_availability(test: ast.expr, names: set[str]) -> bool:
     for node in ast.walk(test):
         if isinstance(node, ast.Constant) and isinstance(node.value, str):
             if node.value.split(".")[0] in names:
+                return True
+        elif isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Constant):
+            # ``env_info["has_flash_attn"]``: a flag kept under a key
+            key = node.slice.value
+            if isinstance(key, str) and not _is_setting(key, names) and _names_package(key, names):
                 return True
         elif isinstance(node, ast.Name | ast.Attribute):
             name = node.id if isinstance(node, ast.Name) else node.attr

@@ -28,6 +28,8 @@ CANDIDATE_WORDS = (
     "NVIDIA_",
     "transformer_engine",
     "flashinfer",
+    "flash_attn_interface",
+    "sageattention",
     "ProfilerActivity",
 )
 #: Words common in code that no rule matches (``is_flash_attn_available()``, docstrings about
@@ -50,8 +52,9 @@ CANDIDATE_CONTEXTS = {
 
 #: Where the searches start (``portlint.wordsearch``): "u" for the ``cu...`` words, "x" for
 #: apex, xformers and cpp_extension, "n" for the ``nv...`` words, nccl, tensorrt, flash...,
-#: bitsandbytes and transformer_engine, "A" and "L" for the upper-case words, "m" for sm_:
-#: six passes over the text where starting from each word's first letter takes eleven.
+#: bitsandbytes, transformer_engine and sageattention, "A" and "L" for the upper-case words,
+#: "m" for sm_: six passes over the text where starting from each word's first letter takes
+#: eleven.
 ANCHORS = "uxnALm"
 
 #: The words and contexts, found in one pass (``portlint.wordsearch``); its expressions, from the
