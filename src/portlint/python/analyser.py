@@ -1217,12 +1217,14 @@ class Analyser(ast.NodeVisitor):
                 # only where the process group is on NCCL, so on CUDA or ROCm; the backend test
                 # is the site for the other targets' collective backends
                 only = frozenset({"rocm"})
+            # the ROCm arms beside this one (``_is_cuda() or _is_hip()`` is one of its own)
+            other_rocm = [i for i in rocm_arms if i != position]
             if (
-                rocm_arm
+                other_rocm
                 and polarity[position] == 1
                 and (
-                    rocm_arms[0] < position
-                    or _names_one_of(branch.test, branches[rocm_arms[0]].test)
+                    other_rocm[0] < position
+                    or _names_one_of(branch.test, branches[other_rocm[0]].test)
                 )
             ):
                 # ``if is_torch_rocm(): ... elif is_torch_cuda_available(): import pynvml``:

@@ -150,8 +150,9 @@ class Vendors:
         ``current_platform.is_rocm()`` -> rocm, ``MPSAccelerator.is_available()`` -> mps."""
         func = node.func if isinstance(node, ast.Call) else node
         name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", None)
-        if name is None:
+        if not name:
             return None
+        name = name.lstrip("_") or name  # ``envs._is_npu()``: a module's private predicate
         match = PREDICATE.fullmatch(name)
         if match:
             return self.words.get(match.group(1).lower())
@@ -399,9 +400,16 @@ def cuda_polarity(test: ast.expr, resolve: Resolve, cuda_flags: set[str]) -> int
     if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
         return -cuda_polarity(test.operand, resolve, cuda_flags)
     if isinstance(test, ast.BoolOp):
-        polarities = {cuda_polarity(value, resolve, cuda_flags) for value in test.values}
+        each = [cuda_polarity(value, resolve, cuda_flags) for value in test.values]
+        polarities = set(each)
         if isinstance(test.op, ast.And) and 1 in polarities:
             return 1
+        if isinstance(test.op, ast.Or) and 1 in polarities:
+            rocm = [p != 1 for p in each]
+            if any(rocm) and all(
+                _asks_rocm(v, resolve) for v, r in zip(test.values, rocm, strict=True) if r
+            ):
+                return 1  # ``_is_cuda() or _is_hip()``: true on CUDA and ROCm builds alike
         if isinstance(test.op, ast.And) and polarities == {-1, 0}:
             # ``not torch.cuda.is_available() and not IS_MUSA_AVAILABLE``: False on CUDA
             return -1
@@ -413,6 +421,19 @@ def cuda_polarity(test: ast.expr, resolve: Resolve, cuda_flags: set[str]) -> int
     if cuda_prefix(test) is not None:
         return 1  # str(device).startswith("cuda")
     return 1 if _is_cuda_check(test, resolve) else 0
+
+
+def _asks_rocm(test: ast.expr, resolve: Resolve) -> bool:
+    """``torch.version.hip``, ``is_hip()``, ``_is_rocm()``: a test true on ROCm builds only
+    (the vendor words of rules/device.toml ``[backend.vendors]``)."""
+    if rocm_build_test(test, resolve):
+        return True
+    if not (isinstance(test, ast.Call) and not test.args):
+        return False
+    from portlint.python.backend_packages import catalogue_words
+
+    match = PREDICATE.fullmatch(_predicate_name(test))
+    return match is not None and catalogue_words().get(match.group(1).lower()) == "rocm"
 
 
 def flag_name(node: ast.AST) -> str:
@@ -453,7 +474,7 @@ def asks_availability(test: ast.expr, resolve: Resolve, cuda_flags: set[str]) ->
             return True
         if isinstance(node, ast.Call) and (
             resolve(node.func) == "torch.cuda.is_available"
-            or CUDA_PREDICATE.fullmatch(_call_name(node) or "")
+            or CUDA_PREDICATE.fullmatch(_predicate_name(node))
         ):
             return True
     return False
@@ -540,7 +561,7 @@ def _is_cuda_check(expr: ast.expr, resolve: Resolve) -> bool:
     target = expr.func if isinstance(expr, ast.Call) else expr
     if isinstance(target, ast.Attribute) and target.attr == "is_cuda":
         return True
-    if isinstance(expr, ast.Call) and CUDA_PREDICATE.fullmatch(_call_name(expr) or ""):
+    if isinstance(expr, ast.Call) and CUDA_PREDICATE.fullmatch(_predicate_name(expr)):
         return True  # is_cuda_available(), current_platform.is_cuda()
     if isinstance(expr, ast.Name) and CUDA_FLAG.fullmatch(expr.id):
         return True  # IS_CUDA_AVAILABLE, a module constant that holds such a check
@@ -567,6 +588,12 @@ def _is_len_call(expr: ast.expr) -> TypeGuard[ast.Call]:
 def _call_name(call: ast.Call) -> str | None:
     func = call.func
     return func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", None)
+
+
+def _predicate_name(call: ast.Call) -> str:
+    """The called name without leading underscores: a module's private predicate
+    (``envs._is_npu()``, ``_is_cuda()``) asks what the public one would."""
+    return (_call_name(call) or "").lstrip("_")
 
 
 def _compare_polarity(test: ast.Compare, resolve: Resolve, cuda_flags: set[str]) -> int:
@@ -692,7 +719,8 @@ def only_targets(test: ast.expr, resolve: Resolve, vendors: Vendors) -> frozense
     if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.Or):
         # ``torch.cuda.is_available() or torch.xpu.is_available()``: where one of the vendor
         # tests holds (a CUDA test holds on ROCm builds too). No bound if any term is no such
-        # test, or if all are CUDA tests: their arm is the CUDA path, judged as such.
+        # test, or if all are CUDA or ROCm tests (``_is_cuda() or _is_hip()``): their arm is
+        # the CUDA path, judged as such.
         admitted: set[str] = set()
         others = False
         for value in test.values:
@@ -703,7 +731,7 @@ def only_targets(test: ast.expr, resolve: Resolve, vendors: Vendors) -> frozense
             if only is None:
                 return None
             admitted |= only
-            others = True
+            others = others or bool(only - {"rocm"})
         return frozenset(admitted) if others else None
     if isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], ast.Eq):
         # ``rng_type == RNGType.NPU``: dispatch on an enum of device types
