@@ -948,6 +948,14 @@ class Analyser(ast.NodeVisitor):
             self.generic_visit(node)
             self.guard = outer
             return
+        if node.args and self.ctx.qualified_name(func) == "typing.cast":
+            # ``cast(torch.cuda.Stream, stream)``: the type is an annotation, which runs nothing
+            outer = self.guard
+            self.guard = outer.inside(False, frozenset(), info=True)
+            self.visit(node.args[0])
+            self.guard = outer
+            self.visit_many([func, *node.args[1:], *node.keywords])
+            return
         self.generic_visit(node)
 
     def _registry_entry(self, node: ast.Call) -> bool:

@@ -349,6 +349,10 @@ def _report_torch_cuda(node: ast.AST, name: str, ctx: Context) -> None:
             severity = Severity.WARNING
         if _beside_cpu_type(node, member, ctx):
             targets = {t: advice for t, advice in targets.items() if t != "cpu"}
+    elif call is None and member[:1].isupper() and _only_a_type(node, ctx):
+        # ``isinstance(s, torch.cuda.Stream)``, ``Union[torch.cuda.Stream, ...]``: a type
+        # probe or alias; the class exists in every build, and the probe raises nowhere
+        severity = Severity.INFO
     if member in SWITCHABLE and call is not None and _off_on_cpu(call, ctx):
         # ``GradScaler(enabled=cuda)`` after ``cuda = device.type != "cpu"``: off on the CPU
         targets = {t: advice for t, advice in targets.items() if t != "cpu"}
@@ -387,6 +391,27 @@ def _only_compared(node: ast.AST, ctx: Context) -> bool:
     parent = ctx.parents.get(id(node))
     if isinstance(parent, ast.Tuple | ast.List | ast.Set | ast.Compare):
         return True
+    return (
+        isinstance(parent, ast.Call)
+        and isinstance(parent.func, ast.Name)
+        and parent.func.id in ("isinstance", "issubclass")
+        and node in parent.args[1:]
+    )
+
+
+def _only_a_type(node: ast.AST, ctx: Context) -> bool:
+    """The class is the type ``isinstance`` or ``issubclass`` tests (alone or in their tuple),
+    or a member of ``Union[...]`` or ``Optional[...]``: a type probe or alias, nothing made."""
+    parent = ctx.parents.get(id(node))
+    if isinstance(parent, ast.Tuple):
+        holder = ctx.parents.get(id(parent))
+        if isinstance(holder, ast.Subscript) and holder.slice is parent:
+            parent = holder
+        elif isinstance(holder, ast.Call) and parent in holder.args[1:]:
+            node, parent = parent, holder
+    if isinstance(parent, ast.Subscript):
+        name = ctx.qualified_name(parent.value) or ""
+        return name.rsplit(".", 1)[-1] in ("Union", "Optional")
     return (
         isinstance(parent, ast.Call)
         and isinstance(parent.func, ast.Name)
