@@ -202,8 +202,11 @@ class Analyser(ast.NodeVisitor):
         """A block of statements: what follows ``if npu: return ...`` never runs on npu, and what
         follows ``if not torch.cuda.is_available(): return`` runs only on CUDA."""
         outer = self.guard
-        for position, node in enumerate(nodes):
-            self.visit(node)
+        for position, statement in enumerate(nodes):
+            self.visit(statement)
+            # ``if torch.cuda.is_available(): ... else: raise ImportError(...)``: only CUDA goes
+            # on after it, as after ``if not torch.cuda.is_available(): raise``
+            node = _as_early_exit(statement, self.ctx.qualified_name, self.ctx.cuda_flags)
             if _is_early_return(node):
                 resolve = self.ctx.qualified_name
                 polarity = cuda_polarity(node.test, resolve, self.ctx.cuda_flags)
@@ -229,7 +232,8 @@ class Analyser(ast.NodeVisitor):
                     # with several processes, which a single-device target never has
                     covered |= self.multi_device.single
                 asks = polarity == -1
-                behind = node.test if asks else None
+                # (the statement's own test where the early exit was read from an ``else``)
+                behind = (node.test if node is statement else statement.test) if asks else None
                 # ``if dev not in ("cuda", "xpu"): return``: xpu goes on too, so what follows
                 # is no CUDA-only path (xpu does not skip it, it runs it)
                 cuda_path = polarity == -1 and _only_cuda_goes_on(reach)
@@ -2393,6 +2397,22 @@ def _statements_before(statement: ast.stmt, holder: ast.AST) -> list[ast.stmt]:
         if isinstance(block, list) and statement in block:
             return block[: block.index(statement)]
     return []
+
+
+def _as_early_exit(statement: ast.AST, resolve: Resolve, cuda_flags: set[str]) -> ast.AST:
+    """``if <CUDA test>: ... else: raise ...`` read as ``if not <CUDA test>: raise ...``: what
+    follows runs only where the test held. Any other statement is returned as it is."""
+    if not (
+        isinstance(statement, ast.If)
+        and statement.orelse
+        and not isinstance(statement.orelse[0], ast.If)  # an ``elif`` chain is no such test
+        and _leaves(statement.orelse)
+        and not _leaves(statement.body)
+        and cuda_polarity(statement.test, resolve, cuda_flags) == 1
+    ):
+        return statement
+    negated = ast.copy_location(ast.UnaryOp(op=ast.Not(), operand=statement.test), statement.test)
+    return ast.copy_location(ast.If(test=negated, body=statement.orelse, orelse=[]), statement)
 
 
 def _is_early_return(statement: ast.AST) -> TypeGuard[ast.If]:
