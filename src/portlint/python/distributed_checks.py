@@ -155,15 +155,13 @@ def check_backend_comparison(node: ast.Compare, ctx: Context) -> None:
 def _left_to_compare(node: ast.AST, ctx: Context) -> dict[str, Advice]:
     """PRT302's targets, less those whose backend the function handles itself: a target whose
     backend it compares with (``elif backend == "hccl":`` picks the npu device), and the targets
-    on Gloo (mps, cpu) where it builds the CPU device, which is the one Gloo wants
-    (``else: return torch.device("cpu")``)."""
-    scope = ctx.function_scope()
+    on Gloo (mps, cpu), which take the arm that is not NCCL's: the one written for Gloo, the
+    backend NCCL is told from."""
     targets = dict(ctx.catalog.rules["PRT302"].targets)
-    if scope is None:
-        return targets
     facts = ctx.catalog.target_facts()
-    handled: set[str] = set()
-    for inner in walk(scope):
+    handled: set[str] = {"gloo"}
+    scope = ctx.function_scope()
+    for inner in walk(scope) if scope is not None else ():
         if isinstance(inner, ast.Compare) and any(
             _names_backend(operand) for operand in (inner.left, *inner.comparators)
         ):
@@ -173,24 +171,11 @@ def _left_to_compare(node: ast.AST, ctx: Context) -> dict[str, Advice]:
                 for c in walk(operand)
                 if isinstance(c, ast.Constant) and isinstance(c.value, str)
             }
-            handled |= named - {"nccl", "gloo"}
-        elif _builds_cpu_device(inner):
-            handled.add("gloo")
-    for target in targets:
-        if facts.get(target, {}).get("backend") in handled:
-            targets[target] = PORTABLE
-    return targets
-
-
-def _builds_cpu_device(node: ast.AST) -> bool:
-    """``torch.device("cpu")``."""
-    return (
-        isinstance(node, ast.Call)
-        and _function_name(node) == "device"
-        and bool(node.args)
-        and isinstance(node.args[0], ast.Constant)
-        and node.args[0].value == "cpu"
-    )
+            handled |= named - {"nccl"}
+    return {
+        t: PORTABLE if facts.get(t, {}).get("backend") in handled else advice
+        for t, advice in targets.items()
+    }
 
 
 def _selects_a_number(node: ast.Compare, ctx: Context) -> bool:
