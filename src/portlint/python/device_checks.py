@@ -619,6 +619,11 @@ def _feeds_only_transfer_hints(node: ast.Compare, ctx: Context) -> bool:
     parent = ctx.parents.get(id(node))
     if isinstance(parent, ast.Assign) and all(_stored_name(t) in hints for t in parent.targets):
         return True  # ``self.non_blocking = "cuda" in str(self.device)``
+    holder = parent
+    while isinstance(holder, ast.BoolOp) and isinstance(holder.op, ast.And):
+        holder = ctx.parents.get(id(holder))
+    if isinstance(holder, ast.keyword) and holder.arg in hints:
+        return True  # ``pin_memory=device.type == "cuda" and num_workers > 0``
     if _cuda_path_only_tunes(node, ctx, hints):
         return True
     return _only_given_as(node, ctx, lambda call, keyword: keyword.arg in hints)
