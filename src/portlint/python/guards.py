@@ -701,10 +701,31 @@ def compared_with_none(node: ast.AST | None, ops: tuple[type[ast.cmpop], ...]) -
 
 
 def rocm_build_test(test: ast.expr, resolve: Resolve) -> bool:
-    """``torch.version.hip``, ``torch.version.hip is not None``: true on ROCm builds only."""
+    """``torch.version.hip``, ``torch.version.hip is not None``, ``"AMD" in
+    torch.cuda.get_device_name()`` (a ROCm vendor word of rules/device.toml ``[backend.vendors]``
+    in the device's name): true on ROCm builds only."""
     if isinstance(test, ast.Compare) and compared_with_none(test, (ast.IsNot, ast.NotEq)):
         test = test.left
+    if _names_amd_device(test, resolve):
+        return True
     return isinstance(test, ast.Attribute | ast.Name) and resolve(test) == "torch.version.hip"
+
+
+def _names_amd_device(test: ast.expr, resolve: Resolve) -> bool:
+    """``"AMD" in torch.cuda.get_device_name()``: the device's name holds a word of ROCm's."""
+    if not (
+        isinstance(test, ast.Compare)
+        and len(test.ops) == 1
+        and isinstance(test.ops[0], ast.In)
+        and isinstance(test.left, ast.Constant)
+        and isinstance(test.left.value, str)
+        and isinstance(test.comparators[0], ast.Call)
+        and resolve(test.comparators[0].func) == "torch.cuda.get_device_name"
+    ):
+        return False
+    from portlint.python.backend_packages import catalogue_words
+
+    return catalogue_words().get(test.left.value.lower()) == "rocm"
 
 
 def only_targets(test: ast.expr, resolve: Resolve, vendors: Vendors) -> frozenset[str] | None:
