@@ -288,11 +288,12 @@ class Analyser(ast.NodeVisitor):
         reach = self._module_vendor_reach()
         if reach is None:
             reach = self._vendor_stack_reach(node)
-        if reach is not None:
+        migrated = self._migrated_targets(node)
+        if reach is not None or migrated:
             # ``ascend_cudagraph.py`` beside ``camb_cudagraph.py``, or a module that imports
             # ``torch_npu`` unguarded: the module is another vendor's own code, which only that
-            # vendor runs
-            self.guard = self.guard.inside(False, frozenset(), reach)
+            # vendor runs; one that imports ``transfer_to_npu`` already runs on npu
+            self.guard = self.guard.inside(False, migrated, reach)
         self.visit_many(node.body)
 
     def _module_vendor_reach(self) -> frozenset[str] | None:
@@ -304,6 +305,24 @@ class Analyser(ast.NodeVisitor):
         if vendor is None or vendor in OWN_MODULE_VENDORS:
             return None
         return frozenset({vendor}) & frozenset(self.vendors.markers)
+
+    def _migrated_targets(self, module: ast.Module) -> frozenset[str]:
+        """The targets whose migration tool the module imports at its top level, also in a
+        ``try`` there (``from torch_npu.contrib import transfer_to_npu``: rules/device.toml
+        ``[backend.migration]``; where it is installed, the import succeeds): it maps the CUDA
+        API to theirs, so none of the module's sites is theirs."""
+        tools = self.ctx.catalog.table("device").get("backend", {}).get("migration", {})
+        target_of = {name: target for target, names in tools.items() for name in names}
+        found = set()
+        statements = list(module.body)
+        statements += [s for t in module.body if isinstance(t, ast.Try) for s in t.body]
+        for statement in statements:
+            if isinstance(statement, ast.Import):
+                found |= {target_of.get(alias.name) for alias in statement.names}
+            elif isinstance(statement, ast.ImportFrom) and statement.module and not statement.level:
+                found |= {target_of.get(statement.module)}
+                found |= {target_of.get(f"{statement.module}.{a.name}") for a in statement.names}
+        return frozenset(found - {None}) & frozenset(self.vendors.markers)
 
     def _vendor_stack_reach(self, module: ast.Module) -> frozenset[str] | None:
         """The targets that can load a module whose top level imports a vendor's own PyTorch
