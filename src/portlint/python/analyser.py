@@ -1012,6 +1012,12 @@ class Analyser(ast.NodeVisitor):
             self.visit(node.value)
             self._record_assignment([node.target], node.value)
         self.visit(node.target)
+        # ``stream: torch.cuda.Stream | None = None``: an annotation runs nothing (info), as a
+        # function's are
+        outer = self.guard
+        self.guard = outer.inside(False, frozenset(), info=True)
+        self.visit(node.annotation)
+        self.guard = outer
 
     def _record_assignment(self, targets: list[ast.expr], value: ast.expr) -> None:
         resolver = self.ctx.resolver
