@@ -102,7 +102,7 @@ CHECKS: dict[type, tuple[Check, ...]] = {
     ),
     ast.Subscript: (environment_checks.check_environ_subscript,),
     ast.Dict: (environment_checks.check_environ_dict,),
-    ast.Return: (environment_checks.check_tool_return,),
+    ast.Return: (environment_checks.check_tool_return, distributed_checks.check_backend_return),
     ast.Import: (package_checks.check_import,),
     ast.ImportFrom: (package_checks.check_import,),
 }

@@ -110,6 +110,25 @@ def check_backend_call(node: ast.Call, ctx: Context) -> None:
             ctx.report(literal, "PRT301", message, fix=fix, behind=behind)
 
 
+def check_backend_return(node: ast.Return, ctx: Context) -> None:
+    """``def get_torch_distributed_backend(): ... return "nccl"``: what a function named for the
+    backend returns is the backend its callers start the process group with. Only a literal
+    written in the return: a name returned (``backend = "nccl"`` then ``backend =
+    default_device_backend_map.get(device_type)``) is often the generic lookup's fallback."""
+    scope = ctx.function_scope()
+    if node.value is None or scope is None or "backend" not in scope.name.lower().split("_"):
+        return
+    for literal, via_variable in nccl_literals(node.value, ctx):
+        if via_variable:
+            continue
+        guard = ctx.guards.get(id(literal)) or ctx.guards.get(id(node))
+        behind = ctx.behind_cuda_test(literal, guard) or _chosen_by_cuda_test(
+            node.value, literal, ctx
+        )
+        message = f"NCCL backend returned by `{scope.name}`"
+        ctx.report(literal, "PRT301", message, behind=behind)
+
+
 def _chosen_by_cuda_test(argument: ast.expr, literal: ast.AST, ctx: Context) -> ast.expr | None:
     """``backend="nccl" if has_gpu else "gloo"`` written in the call (not walked yet, so with no
     guard of its own): the CUDA test of the conditional expression that picks the literal."""
