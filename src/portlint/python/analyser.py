@@ -53,6 +53,7 @@ from portlint.python.guards import (
     Vendors,
     admits_cuda,
     asks_availability,
+    asks_rocm,
     compared_with_none,
     cuda_polarity,
     cuda_prefix,
@@ -223,6 +224,10 @@ class Analyser(ast.NodeVisitor):
                         # the rest of the block is the CUDA test's arm: a test whose arm has
                         # only info findings (a TF32 switch) is info too
                         self.ctx.cuda_branches.append((node.test, nodes[position + 1 :]))
+                if polarity == -1 and reach is None and _leaves_on_rocm(node.test, resolve):
+                    # ``if not torch.cuda.is_available() or _is_hip(): return``: ROCm leaves too,
+                    # and only NVIDIA goes on
+                    reach = frozenset()
                 if polarity == -1 and kept is not None and _asks_vendor_layer(kept):
                     # ``if not current_platform.is_cuda_alike(): return None``: what follows is
                     # the vendor layer's CUDA arm, no other vendor's concern
@@ -2422,6 +2427,15 @@ def _statements_before(statement: ast.stmt, holder: ast.AST) -> list[ast.stmt]:
         if isinstance(block, list) and statement in block:
             return block[: block.index(statement)]
     return []
+
+
+def _leaves_on_rocm(test: ast.expr, resolve: Resolve) -> bool:
+    """``not torch.cuda.is_available() or _is_hip()``: one of the ``or``'s terms is a ROCm test."""
+    return (
+        isinstance(test, ast.BoolOp)
+        and isinstance(test.op, ast.Or)
+        and any(asks_rocm(v, resolve) for v in test.values)
+    )
 
 
 def _as_early_exit(statement: ast.AST, resolve: Resolve, cuda_flags: set[str]) -> ast.AST:

@@ -407,9 +407,15 @@ def cuda_polarity(test: ast.expr, resolve: Resolve, cuda_flags: set[str]) -> int
         if isinstance(test.op, ast.Or) and 1 in polarities:
             rocm = [p != 1 for p in each]
             if any(rocm) and all(
-                _asks_rocm(v, resolve) for v, r in zip(test.values, rocm, strict=True) if r
+                asks_rocm(v, resolve) for v, r in zip(test.values, rocm, strict=True) if r
             ):
                 return 1  # ``_is_cuda() or _is_hip()``: true on CUDA and ROCm builds alike
+        if isinstance(test.op, ast.Or) and -1 in polarities:
+            others = [v for p, v in zip(each, test.values, strict=True) if p != -1]
+            if others and all(asks_rocm(v, resolve) for v in others):
+                # ``not torch.cuda.is_available() or _is_hip()``: false on NVIDIA alone, the
+                # negation of a CUDA test (ROCm leaves with the other targets)
+                return -1
         if isinstance(test.op, ast.And) and polarities == {-1, 0}:
             # ``not torch.cuda.is_available() and not IS_MUSA_AVAILABLE``: False on CUDA
             return -1
@@ -423,7 +429,7 @@ def cuda_polarity(test: ast.expr, resolve: Resolve, cuda_flags: set[str]) -> int
     return 1 if _is_cuda_check(test, resolve) else 0
 
 
-def _asks_rocm(test: ast.expr, resolve: Resolve) -> bool:
+def asks_rocm(test: ast.expr, resolve: Resolve) -> bool:
     """``torch.version.hip``, ``is_hip()``, ``_is_rocm()``: a test true on ROCm builds only
     (the vendor words of rules/device.toml ``[backend.vendors]``)."""
     if rocm_build_test(test, resolve):
