@@ -424,9 +424,14 @@ def package_scope(name: str, catalog: Catalog) -> frozenset[str] | None:
 def _scope_table(catalog: Catalog) -> tuple[re.Pattern[str], dict[str, frozenset[str]]]:
     """One pattern for every package name (whole words for short aliases such as ``bnb``)."""
     table = package_advice(catalog)
+    rows = catalog.table("packages").get("package", {})
     absent: dict[str, frozenset[str]] = {}
     for package, advice in table.items():
-        missing = frozenset(t for t, a in advice.items() if a.status is Status.UNSUPPORTED)
+        if rows.get(package, {}).get("builds") == []:
+            # no target has a build of it (FlashAttention-3): it runs on NVIDIA alone
+            missing = frozenset(TARGETS)
+        else:
+            missing = frozenset(t for t, a in advice.items() if a.status is Status.UNSUPPORTED)
         for name in package_names(package, catalog) - VENDOR_NAMES:
             if missing:
                 absent.setdefault(name, missing)
