@@ -237,17 +237,9 @@ def _twin_vendor(
 @functools.lru_cache(maxsize=256)
 def _sources_in(folder: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
     """(sub-folders, files) of a folder, sorted; empty when it cannot be read."""
-    try:
-        entries = list(os.scandir(folder))
-    except OSError:
-        return (), ()
-    folders, files = [], []
-    for entry in entries:
-        try:
-            (folders if entry.is_dir() else files).append(entry.name)
-        except OSError:
-            continue
-    return tuple(sorted(folders)), tuple(sorted(files))
+    from portlint.python.backend_packages import read_folder
+
+    return read_folder(folder)
 
 
 def analyse_unit(unit: Unit, settings: Settings | None) -> None:

@@ -84,23 +84,27 @@ def folder_vendor(name: str, words: dict[str, str]) -> str | None:
     return None
 
 
-@functools.lru_cache(maxsize=1024)
-def _listing(folder: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
-    """(sub-folders, Python module stems) of a folder, sorted; empty when it cannot be read."""
+def read_folder(folder: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """(sub-folders, files) of a folder, sorted; empty when it cannot be read. Not cached: each
+    caller keeps what it derives from it."""
     try:
         entries = list(os.scandir(folder))
     except OSError:
         return (), ()
-    folders, modules = [], []
+    folders, files = [], []
     for entry in entries:
         try:
-            if entry.is_dir():
-                folders.append(entry.name)
-            elif entry.name.endswith(".py"):
-                modules.append(entry.name[:-3])
+            (folders if entry.is_dir() else files).append(entry.name)
         except OSError:
             continue
-    return tuple(sorted(folders)), tuple(sorted(modules))
+    return tuple(sorted(folders)), tuple(sorted(files))
+
+
+@functools.lru_cache(maxsize=1024)
+def _listing(folder: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """(sub-folders, Python module stems) of a folder, sorted; empty when it cannot be read."""
+    folders, files = read_folder(folder)
+    return folders, tuple(name[:-3] for name in files if name.endswith(".py"))
 
 
 def _sibling_backends(package: str, vendor: str, words: dict[str, str]) -> list[tuple[str, str]]:
