@@ -614,14 +614,7 @@ class Analyser(ast.NodeVisitor):
         others: ``if device.type not in ("cpu", "cuda"): raise ValueError(...)``, or
         ``device.type != "cpu" and device.type != "cuda"`` (``cuda`` admits ROCm builds), at
         its top level or under ``if device is not None:``. None when it refuses no device."""
-        init = next(
-            (
-                s
-                for s in node.body
-                if isinstance(s, ast.FunctionDef | ast.AsyncFunctionDef) and s.name == "__init__"
-            ),
-            None,
-        )
+        init = _init_of(node)
         if init is None:
             return None
         statements = list(init.body)
@@ -1936,14 +1929,7 @@ class Analyser(ast.NodeVisitor):
         """The class's ``__init__`` raises unless CUDA is there (``if not
         torch.cuda.is_available(): raise TypeError(...)`` among its statements): an instance exists
         only on CUDA, so its methods run only there, and the refusal is the site."""
-        init = next(
-            (
-                s
-                for s in node.body
-                if isinstance(s, ast.FunctionDef | ast.AsyncFunctionDef) and s.name == "__init__"
-            ),
-            None,
-        )
+        init = _init_of(node)
         return init is not None and any(
             isinstance(s, ast.If)
             and isinstance(s.body[-1], ast.Raise)
@@ -2068,6 +2054,18 @@ def _says_device(node: ast.expr) -> bool:
 def _spans(node: ast.stmt, line: int) -> bool:
     """The statement's lines hold ``line``."""
     return node.lineno <= line <= (node.end_lineno or node.lineno)
+
+
+def _init_of(node: ast.ClassDef) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
+    """The class's own ``__init__``, if it defines one."""
+    return next(
+        (
+            s
+            for s in node.body
+            if isinstance(s, ast.FunctionDef | ast.AsyncFunctionDef) and s.name == "__init__"
+        ),
+        None,
+    )
 
 
 def _instance_methods(node: ast.ClassDef) -> list[ast.FunctionDef | ast.AsyncFunctionDef]:

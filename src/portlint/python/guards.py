@@ -404,18 +404,16 @@ def cuda_polarity(test: ast.expr, resolve: Resolve, cuda_flags: set[str]) -> int
         polarities = set(each)
         if isinstance(test.op, ast.And) and 1 in polarities:
             return 1
-        if isinstance(test.op, ast.Or) and 1 in polarities:
-            rocm = [p != 1 for p in each]
-            if any(rocm) and all(
-                asks_rocm(v, resolve) for v, r in zip(test.values, rocm, strict=True) if r
-            ):
-                return 1  # ``_is_cuda() or _is_hip()``: true on CUDA and ROCm builds alike
-        if isinstance(test.op, ast.Or) and -1 in polarities:
-            others = [v for p, v in zip(each, test.values, strict=True) if p != -1]
-            if others and all(asks_rocm(v, resolve) for v in others):
-                # ``not torch.cuda.is_available() or _is_hip()``: false on NVIDIA alone, the
-                # negation of a CUDA test (ROCm leaves with the other targets)
-                return -1
+        if isinstance(test.op, ast.Or):
+            # ``_is_cuda() or _is_hip()``: true on CUDA and ROCm builds alike, a CUDA test;
+            # ``not torch.cuda.is_available() or _is_hip()``: false on NVIDIA alone, the negation
+            # of one (ROCm leaves with the other targets)
+            rocm = [
+                p == 0 and asks_rocm(v, resolve) for p, v in zip(each, test.values, strict=True)
+            ]
+            others = {p for p, r in zip(each, rocm, strict=True) if not r}
+            if any(rocm) and others in ({1}, {-1}):
+                return others.pop()
         if isinstance(test.op, ast.And) and polarities == {-1, 0}:
             # ``not torch.cuda.is_available() and not IS_MUSA_AVAILABLE``: False on CUDA
             return -1
