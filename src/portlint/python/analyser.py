@@ -963,9 +963,14 @@ class Analyser(ast.NodeVisitor):
             destination = argument_destination(node)
             if default is not None and destination:
                 self._record_attribute(destination, default)
-        if self._registry_entry(node):
+        vendor = self._registry_vendor(node)
+        if vendor is not None:
             outer = self.guard
-            self.guard = outer.inside(False, frozenset(self.vendors.markers))
+            if vendor in ("cuda", "rocm"):
+                self.guard = outer.inside(False, frozenset(self.vendors.markers))
+            else:  # another vendor's entry concerns its target alone (none for MetaX)
+                only = frozenset({vendor}) & frozenset(self.vendors.markers)
+                self.guard = outer.inside(False, frozenset(), only)
             self.generic_visit(node)
             self.guard = outer
             return
@@ -979,24 +984,27 @@ class Analyser(ast.NodeVisitor):
             return
         self.generic_visit(node)
 
-    def _registry_entry(self, node: ast.Call) -> bool:
+    def _registry_vendor(self, node: ast.Call) -> str | None:
         """``DeviceSpec(name="rocm", device_count_fn=lambda: torch.cuda.device_count())`` in a
         list beside entries of the same callee named for other vendors (``name="npu"``): the
-        entry of a registry per device type serves its vendor, CUDA or ROCm, where its CUDA calls
-        are right by construction; the registry's lookup is the site."""
+        entry of a registry per device type serves its vendor. For CUDA or ROCm its CUDA calls
+        are right by construction, and the registry's lookup is the site; another vendor's
+        entry (``name="metax"``, whose build keeps the ``torch.cuda`` API) concerns that vendor
+        alone. The entry's vendor, or None for any other call."""
         own = self._entry_vendor(node)
-        if own not in ("cuda", "rocm"):
-            return False
+        if own is None:
+            return None
         holder = self.stack[-2] if len(self.stack) > 1 else None
         if not isinstance(holder, ast.List | ast.Tuple):
-            return False
+            return None
         callee = ast.unparse(node.func)
-        return any(
+        siblings = any(
             isinstance(entry, ast.Call)
             and ast.unparse(entry.func) == callee
             and self._entry_vendor(entry) not in (None, own)
             for entry in holder.elts
         )
+        return own if siblings else None
 
     def _entry_vendor(self, node: ast.Call) -> str | None:
         """The vendor a call's ``name=`` keyword names (``name="npu"``), or None."""
