@@ -161,9 +161,20 @@ def _report_cuda_version(node: ast.AST, ctx: Context) -> None:
     their site), so the read is ROCm's alone. Behind a test that ROCm fails too (``if
     torch.version.cuda is not None:``), only NVIDIA gets there: no finding."""
     test = ctx.behind_cuda_test(node, ctx.guards.get(id(node)))
+    rocm_arm = _tested_beside_rocm_arm(node, ctx)
     if test is None:
-        ctx.report(node, "PRT601", "`torch.version.cuda` is None on ROCm and every other vendor")
+        message = "`torch.version.cuda` is None on ROCm and every other vendor"
+        if rocm_arm:
+            # ``if torch.version.cuda: ... elif torch.version.hip: ...``: ROCm has its own arm
+            message = "`torch.version.cuda` is None on every vendor but NVIDIA and ROCm"
+            targets = dict(ctx.catalog.rules["PRT601"].targets)
+            targets.pop("rocm", None)
+            ctx.report(node, "PRT601", message, targets=targets)
+            return
+        ctx.report(node, "PRT601", message)
         return
+    if rocm_arm:
+        return  # behind a CUDA test only ROCm was left, and it takes its own arm
     if any(ctx.qualified_name(n) in BUILD_VERSIONS for n in walk(test) if _is_name(n)):
         return
     if compared_with_none(ctx.parents.get(id(node)), (ast.Is, ast.IsNot)):
@@ -182,6 +193,27 @@ def _report_cuda_version(node: ast.AST, ctx: Context) -> None:
     message = "`torch.version.cuda` is None on ROCm, which passes the CUDA test before it"
     rocm = {"rocm": ctx.catalog.rules["PRT601"].targets["rocm"]}
     ctx.report(node, "PRT601", message, targets=rocm)
+
+
+def _tested_beside_rocm_arm(node: ast.AST, ctx: Context) -> bool:
+    """The read is (in) the test of an ``if`` arm, and another arm of the same chain tests for a
+    ROCm build (``if torch.version.cuda: from .cuda import * elif torch.version.hip: from .hip
+    import *``): ROCm, where the read is None, has an arm of its own."""
+    child, current = node, ctx.parents.get(id(node))
+    while current is not None and not isinstance(current, ast.stmt):
+        child, current = current, ctx.parents.get(id(current))
+    if not isinstance(current, ast.If):
+        return False
+    top = current
+    parent = ctx.parents.get(id(top))
+    while isinstance(parent, ast.If) and parent.orelse == [top]:
+        top, parent = parent, ctx.parents.get(id(parent))
+    tests = [branch.test for branch in if_chain(top) if branch.test is not None]
+    if not any(test is child for test in tests):
+        return False  # in an arm's body, not in its test
+    return any(
+        test is not child and rocm_build_test(test, ctx.qualified_name) for test in tests
+    )
 
 
 def _report_switch(node: ast.AST, name: str, ctx: Context, code: str, message: str) -> None:
