@@ -211,9 +211,7 @@ def _tested_beside_rocm_arm(node: ast.AST, ctx: Context) -> bool:
     tests = [branch.test for branch in if_chain(top) if branch.test is not None]
     if not any(test is child for test in tests):
         return False  # in an arm's body, not in its test
-    return any(
-        test is not child and rocm_build_test(test, ctx.qualified_name) for test in tests
-    )
+    return any(test is not child and rocm_build_test(test, ctx.qualified_name) for test in tests)
 
 
 def _report_switch(node: ast.AST, name: str, ctx: Context, code: str, message: str) -> None:
