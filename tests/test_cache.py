@@ -20,6 +20,7 @@ import portlint.cxx.analyser
 import portlint.engine
 import portlint.python.backend_packages
 import portlint.python.backends
+import portlint.python.extension_tests
 from portlint.cache import PACKAGE, Cache, decode_findings, encode_findings, files_below
 from portlint.catalog import rules_dir
 from portlint.config import Settings
@@ -318,6 +319,26 @@ def test_a_cpu_twin_added_beside_a_cuda_source_misses(project, analysed):
     portlint.cxx.analyser._sources_in.cache_clear()  # (one process, as above)
     assert kernel_targets() == [["mlu", "mps", "npu", "xpu"]]
     assert "nms_cuda.cu" in analysed
+
+
+def test_a_cuda_source_added_above_a_test_folder_misses(project, analysed):
+    """A test in ``tests/`` tests the CUDA extension beside that folder once a CUDA source
+    sits there: its cached findings are not reused when the source is added."""
+    (project / "tests").mkdir()
+    (project / "tests" / "test_kernel.py").write_text(
+        "import torch\n\n\ndef test_kernel():\n    torch.ones(2).cuda()\n", encoding="utf-8"
+    )
+
+    def test_codes() -> list[str]:
+        return [f["code"] for f in check(project)[1] if f["path"] == "tests/test_kernel.py"]
+
+    assert test_codes() == ["PRT102"]
+    kernel = "__global__ void scale(float* p) { p[threadIdx.x] *= 2.0f; }\n"
+    (project / "scale_cuda.cu").write_text(kernel, encoding="utf-8")
+    analysed.clear()
+    portlint.python.extension_tests.extension_sources.cache_clear()  # (one process, as above)
+    assert test_codes() == []
+    assert "test_kernel.py" in analysed
 
 
 def test_a_sibling_backend_importing_a_cuda_module_misses(project, analysed):

@@ -217,7 +217,7 @@ class Cache:
                 files = []
             names = sorted(name for name in files if name.endswith(".py"))
             modules = b"\0".join(map(os.fsencode, names))
-            package = _package_facts(path)
+            package = _package_facts(path) + _extension_test_facts(path)
             known = content_hash(modules + os.fsencode(package) if package else modules)
             self._neighbours[folder] = known
         return known
@@ -258,6 +258,13 @@ class Cache:
 
 def _package_facts(path: str) -> str:
     return _facts_function()(path)
+
+
+def _extension_test_facts(path: str) -> str:
+    """``extension_tests.facts``: whether the file tests a CUDA extension of its project."""
+    from portlint.python.extension_tests import facts
+
+    return facts(path)
 
 
 @functools.cache

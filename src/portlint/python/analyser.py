@@ -3068,6 +3068,7 @@ def _analyse_tree(
     absent = package_scope(stem, catalog)
     if absent:  # bitsandbytes.py, bnb.py
         ctx.package_scopes.append((1, source.text.count("\n") + 1, absent))
+    package_checks.scope_extension_tests(ctx)  # fused_kernels/tests/test_fused_kernels.py
     min_torch = (settings or Settings()).min_torch
     ctx.fixes = FixBuilder(ctx, tree, min_torch, source.newline)
     analyser = Analyser(ctx)

@@ -10,6 +10,7 @@ from pathlib import PurePath
 from portlint.catalog import Catalog
 from portlint.model import PORTABLE, TARGETS, Advice, Severity, Status
 from portlint.python.context import Context
+from portlint.python.extension_tests import extension_folder
 from portlint.python.guards import NO_GUARD
 
 CUDA_EXTENSION = "torch.utils.cpp_extension.CUDAExtension"
@@ -112,6 +113,14 @@ def _scope_after_extension(node: ast.AST, ctx: Context) -> None:
     if block is not None:
         last = _module_end(ctx) if isinstance(parent, ast.Module) else _last_line(block[-1])
         ctx.package_scopes.append((_last_line(node) + 1, last, absent))
+
+
+def scope_extension_tests(ctx: Context) -> None:
+    """A test module of the project's own CUDA extension (``extension_tests``) runs only where
+    the extension was built: CUDA and, hipified, ROCm."""
+    if extension_folder(ctx.path) is not None:
+        absent = frozenset(TARGETS) - {"rocm"}
+        ctx.package_scopes.append((1, _module_end(ctx), absent))
 
 
 #: What a function that only answers whether a package is there is called after.
