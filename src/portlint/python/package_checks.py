@@ -54,7 +54,7 @@ def check_import(node: ast.Import | ast.ImportFrom, ctx: Context) -> None:
     table = package_advice(ctx.catalog)
     seen: set[str] = set()  # one finding per package per statement, not one per imported name
     for alias in node.names:
-        if isinstance(node, ast.Import) and _names_extension(alias.name, ctx):
+        if _imports_extension(node, alias.name, ctx):
             # ``import scaled_masked_softmax_cuda``: the project's own CUDA extension
             _scope_after_extension(node, ctx)
         if isinstance(node, ast.Import):
@@ -95,6 +95,15 @@ def check_import(node: ast.Import | ast.ImportFrom, ctx: Context) -> None:
         _scope_after_local_import(node, ctx, table[package])
         if not (fallback or checked or integration):
             _scope_after_module_import(node, ctx, package)
+
+
+def _imports_extension(node: ast.Import | ast.ImportFrom, name: str, ctx: Context) -> bool:
+    """``import scaled_masked_softmax_cuda``, or ``from fairscale import fused_adam_cuda`` in a
+    ``try`` that catches the ImportError: a ``from`` import may name a function, but one that
+    the project only hopes is there is its compiled extension."""
+    if not _names_extension(name, ctx):
+        return False
+    return isinstance(node, ast.Import) or id(node) in ctx.import_fallbacks
 
 
 def _names_extension(name: str, ctx: Context) -> bool:
