@@ -16,7 +16,7 @@ import collections
 import functools
 import os
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import TypeGuard
 
 from portlint.catalog import Catalog
@@ -1826,7 +1826,8 @@ class Analyser(ast.NodeVisitor):
         outer = self.guard
         newer = Branch(None, list(node.body))
         for handler in node.handlers:
-            if _catches_missing_api(handler) and _newer_twin(Branch(None, handler.body), newer):
+            older = Branch(None, handler.body)
+            if _catches_missing_api(handler) and _newer_twin(older, newer, self.vendors.words):
                 self.guard = outer.inside(False, frozenset(self.vendors.markers))
             self.visit(handler)
             self.guard = outer
@@ -2754,17 +2755,50 @@ def _with_generic_twin(branches: list[Branch]) -> set[int]:
     return twinned
 
 
-def _newer_twin(older: Branch, newer: Branch) -> bool:
+def _newer_twin(older: Branch, newer: Branch, words: Mapping[str, str] | None = None) -> bool:
     """The newer-torch arm makes a call of the same name through a module that names no CUDA
-    (``torch.amp.GradScaler`` for the older arm's ``torch.cuda.amp.GradScaler``)."""
+    (``torch.amp.GradScaler`` for the older arm's ``torch.cuda.amp.GradScaler``). With the
+    vendor ``words``, also a torch call the older arm makes per device where the newer one
+    takes the device (``torch.get_autocast_gpu_dtype()`` or ``torch.is_autocast_enabled()`` for
+    ``torch.get_autocast_dtype(device)``, ``torch.is_autocast_enabled(device)``)."""
     calls = _calls_by_name(older)
     twins = _calls_by_name(newer)
-    return any(
+    if any(
         not CUDA_TEXT.search(ast.unparse(twin.func))
         and any(CUDA_TEXT.search(ast.unparse(call.func)) for call in calls[name])
         for name in calls.keys() & twins.keys()
         for twin in twins[name]
-    )
+    ):
+        return True
+    if words is None:
+        return False
+    generic = {
+        name: twin
+        for name, found in twins.items()
+        for twin in found
+        if _torch_call(twin) and any(_says_device(a) for a in _argument_values(twin))
+    }
+    for name, found in calls.items():
+        parts = name.split("_")
+        without = "_".join(p for p in parts if p.lower() not in words)
+        twin = generic.get(without)
+        if twin is None or not any(_torch_call(call) for call in found):
+            continue
+        if without != name or all(
+            len(_argument_values(c)) < len(_argument_values(twin)) for c in found
+        ):
+            return True  # a device word dropped, or the same call without the device
+    return False
+
+
+def _torch_call(call: ast.Call) -> bool:
+    """``torch.name(...)``: a call of torch's top level."""
+    func = call.func
+    return isinstance(func, ast.Attribute) and ast.unparse(func.value) == "torch"
+
+
+def _argument_values(call: ast.Call) -> list[ast.expr]:
+    return [*call.args, *(k.value for k in call.keywords)]
 
 
 def _calls_by_name(branch: Branch) -> dict[str, list[ast.Call]]:
