@@ -43,6 +43,7 @@ from portlint.python.context import LOG_CALL, Context
 from portlint.python.cuda_tests import polarity_of, test_skips
 from portlint.python.environment_checks import read_variable, vendor_variables
 from portlint.python.fix_builder import FixBuilder
+from portlint.python.fixes import is_main_block
 from portlint.python.guards import (
     CUDA_DEVICE_TEXT,
     PREDICATE,
@@ -696,12 +697,15 @@ class Analyser(ast.NodeVisitor):
     ) -> bool:
         """``def _check(self, dtype, device="cuda")`` whose every call in the module gives
         ``device`` (``self._check(torch.float, device=device)``): a private function's default
-        that no call leaves in place never flows. Only a private name: another module may call
-        a public one without the argument."""
-        if not node.name.startswith("_") or node.name.startswith("__"):
+        that no call leaves in place never flows. Only a private name, or any name of a script
+        outside a package (``train.py`` with a ``__main__`` block, no ``__init__.py`` beside
+        it): another module may call a public one without the argument."""
+        if node.name.startswith("__"):
             return False
         module = self.stack[0] if self.stack else None
         if module is None:
+            return False
+        if not node.name.startswith("_") and not self._standalone_script(module):
             return False
         mentions, called = _mentions(node.name, self.ctx.text, method=True)
         calls = self.ctx.scope_fact("calls by callee", module, _calls_by_callee).get(node.name, [])
@@ -728,6 +732,15 @@ class Analyser(ast.NodeVisitor):
             if not given or (isinstance(given[0], ast.Constant) and given[0].value is None):
                 return False
         return True
+
+    def _standalone_script(self, module: ast.AST) -> bool:
+        """A module run as a program that no package holds: a ``__main__`` block at its top
+        level, and no ``__init__.py`` in its folder (that file's presence is part of the
+        cache key of every module beside it)."""
+        if not isinstance(module, ast.Module) or not any(map(is_main_block, module.body)):
+            return False
+        folder = os.path.dirname(os.path.abspath(self.ctx.path))
+        return not os.path.exists(os.path.join(folder, "__init__.py"))
 
     def _fill_stand_ins(self, module: ast.AST, name: str) -> bool:
         """Parse the definitions left unparsed (``python.slices``) whose lines mention
