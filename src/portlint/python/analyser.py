@@ -1878,6 +1878,8 @@ class Analyser(ast.NodeVisitor):
         for statement in tree.body:
             if isinstance(statement, ast.ClassDef) and self._refuses_without_cuda(statement):
                 cuda_only.update(id(method) for method in _instance_methods(statement))
+            if isinstance(statement, ast.ClassDef) and self._forward_refuses(statement):
+                cuda_only.update(id(m) for m in statement.body if _is_method(m, "backward"))
         if not cuda_only and not self.ctx.cuda_branches:
             return  # no CUDA test in the file: no call is on a CUDA path
         # the module-level functions and the methods of module-level classes, with their class
@@ -1946,6 +1948,21 @@ class Analyser(ast.NodeVisitor):
                 for r in reports
                 if not any(a <= getattr(r.node, "lineno", 0) <= b for a, b in spans)
             ]
+
+    def _forward_refuses(self, node: ast.ClassDef) -> bool:
+        """An autograd function (a class based on ``Function``) whose ``forward`` raises unless
+        CUDA is there (``if not input.is_cuda: raise NotImplementedError(...)``): its
+        ``backward`` runs only after a forward that succeeded, on CUDA; the refusal is the
+        site."""
+        if not any(_last_part(base) == "Function" for base in node.bases):
+            return False
+        forward = next((m for m in node.body if _is_method(m, "forward")), None)
+        return forward is not None and any(
+            isinstance(s, ast.If)
+            and isinstance(s.body[-1], ast.Raise)
+            and self._leaves_unless_cuda(s)
+            for s in forward.body
+        )
 
     def _refuses_without_cuda(self, node: ast.ClassDef) -> bool:
         """The class's ``__init__`` raises unless CUDA is there (``if not
@@ -2076,6 +2093,17 @@ def _says_device(node: ast.expr) -> bool:
 def _spans(node: ast.stmt, line: int) -> bool:
     """The statement's lines hold ``line``."""
     return node.lineno <= line <= (node.end_lineno or node.lineno)
+
+
+def _is_method(node: ast.stmt, name: str) -> bool:
+    return isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and node.name == name
+
+
+def _last_part(node: ast.expr) -> str:
+    """``torch.autograd.Function`` -> ``Function``; ``Function`` itself."""
+    if isinstance(node, ast.Attribute):
+        return node.attr
+    return node.id if isinstance(node, ast.Name) else ""
 
 
 def _init_of(node: ast.ClassDef) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
