@@ -188,8 +188,22 @@ def _behaves_like(name: str | None, ctx: Context) -> str | None:
     return None
 
 
+def _type_literal(node: ast.expr, ctx: Context) -> ast.Constant | None:
+    """``torch.device("cuda").type``: the device string itself, written as a device's type."""
+    if not (isinstance(node, ast.Attribute) and node.attr == "type"):
+        return None
+    call = node.value
+    if not (isinstance(call, ast.Call) and ctx.qualified_name(call.func) == "torch.device"):
+        return None
+    first = call.args[0] if len(call.args) == 1 and not call.keywords else None
+    return first if isinstance(first, ast.Constant) and isinstance(first.value, str) else None
+
+
 def check_device_strings(node: ast.Call, ctx: Context) -> None:
     name = ctx.qualified_name(node.func)
+    parent = ctx.parents.get(id(node))
+    if isinstance(parent, ast.Attribute) and _type_literal(parent, ctx) is not None:
+        return  # ``torch.device("cuda").type``: a device type, compared as one (PRT104)
     severity, behaviour = None, ""
     like = _behaves_like(name, ctx)
     if like is not None:
@@ -524,6 +538,8 @@ def check_device_type_comparison(node: ast.Compare, ctx: Context) -> None:
         elements = (
             operand.elts if isinstance(operand, ast.Tuple | ast.List | ast.Set) else [operand]
         )
+        typed = [_type_literal(element, ctx) for element in elements]
+        elements = [literal or element for literal, element in zip(typed, elements, strict=True)]
         # ``device_type in ("cuda", "mps", "cpu")``: the targets listed beside it are handled,
         # also by a vendor word (``"ascend"`` is npu's, ``"camb"`` mlu's: rules/device.toml
         # ``[backend.vendors]``); a target the function's assert left out never arrives
@@ -546,7 +562,8 @@ def check_device_type_comparison(node: ast.Compare, ctx: Context) -> None:
         for element in elements:
             if isinstance(element, ast.Constant) and element.value == "cuda":
                 fix = None
-                if ctx.fixes and not names_vendors:
+                if ctx.fixes and not names_vendors and element not in typed:
+                    # (``torch.device("cuda").type`` is left as written: no fix)
                     fix = ctx.fixes.device_type_comparison(node, element)
                 message = 'Device type compared with `"cuda"`'
                 if rng_only:

@@ -635,6 +635,14 @@ def _counts_cuda_devices(
 def _is_cuda_string(node: ast.expr) -> bool:
     if isinstance(node, ast.Constant) and isinstance(node.value, str):
         return CUDA_DEVICE_TEXT.fullmatch(node.value) is not None
+    if (
+        isinstance(node, ast.Attribute)
+        and node.attr == "type"
+        and isinstance(node.value, ast.Call)
+        and _call_name(node.value) == "device"
+        and node.value.args
+    ):
+        return _is_cuda_string(node.value.args[0])  # ``torch.device("cuda").type``: "cuda"
     if isinstance(node, ast.Tuple | ast.List | ast.Set):
         return any(_is_cuda_string(element) for element in node.elts)
     return False
