@@ -202,8 +202,12 @@ def _type_literal(node: ast.expr, ctx: Context) -> ast.Constant | None:
 def check_device_strings(node: ast.Call, ctx: Context) -> None:
     name = ctx.qualified_name(node.func)
     parent = ctx.parents.get(id(node))
-    if isinstance(parent, ast.Attribute) and _type_literal(parent, ctx) is not None:
-        return  # ``torch.device("cuda").type``: a device type, compared as one (PRT104)
+    if (
+        isinstance(parent, ast.Attribute)
+        and isinstance(ctx.parents.get(id(parent)), ast.Compare)
+        and _type_literal(parent, ctx) is not None
+    ):
+        return  # ``torch.device("cuda").type == ...``: a device-type comparison (PRT104)
     severity, behaviour = None, ""
     like = _behaves_like(name, ctx)
     if like is not None:
