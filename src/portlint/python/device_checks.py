@@ -247,6 +247,15 @@ def check_device_strings(node: ast.Call, ctx: Context) -> None:
             fix = _device_fix(node, name, argument, literal, wants_type, ctx)
             targets = _keeping_index(ctx.catalog.rules["PRT101"].targets, text)
             listed = _listed_beside(argument, literal.node, ctx)
+            param = _marked_test_parameter(node, ctx)
+            if param is not None:
+                # ``pytest.param(torch.device("cuda"), marks=GPU_MARKS)`` beside the parameters
+                # of other devices: where the marks skip it, the test is skipped, and the
+                # devices beside it have their own parameters
+                listed = listed | _parameter_devices(param, ctx)
+                severity = Severity.WARNING
+                message += " (a test parameter with marks: where they skip it, the test is skipped)"
+                fix = None
             if listed:
                 # ``register(device=["cuda", "npu"])``: the list names npu's own device too
                 targets = {t: PORTABLE if t in listed else a for t, a in targets.items()}
@@ -317,6 +326,37 @@ def _listed_beside(argument: ast.AST, node: ast.AST, ctx: Context) -> frozenset[
         and isinstance(element.value, str)
         and element.value.split(":")[0] in names
     )
+
+
+def _marked_test_parameter(node: ast.Call, ctx: Context) -> ast.Call | None:
+    """The ``pytest.param(...)`` call whose value ``node`` is, when it carries ``marks=``."""
+    parent = ctx.parents.get(id(node))
+    if not (isinstance(parent, ast.Call) and parent.args and parent.args[0] is node):
+        return None
+    if ctx.qualified_name(parent.func) != "pytest.param":
+        return None
+    return parent if any(k.arg == "marks" for k in parent.keywords) else None
+
+
+def _parameter_devices(param: ast.Call, ctx: Context) -> frozenset[str]:
+    """The targets whose devices the other parameters of the list holding ``param`` are
+    (``pytest.param(torch.device("mps"), marks=MPS_MARKS)``, ``"cpu"``)."""
+    listed = ctx.parents.get(id(param))
+    if not isinstance(listed, ast.List | ast.Tuple):
+        return frozenset()
+    names = ctx.catalog.rules["PRT101"].targets.keys()
+    found = set()
+    for element in listed.elts:
+        value = element
+        if isinstance(value, ast.Call) and ctx.qualified_name(value.func) == "pytest.param":
+            value = value.args[0] if value.args else value
+        if isinstance(value, ast.Call) and ctx.qualified_name(value.func) == "torch.device":
+            value = value.args[0] if value.args else value
+        if isinstance(value, ast.Constant) and isinstance(value.value, str):
+            name = value.value.split(":")[0]
+            if name in names:
+                found.add(name)
+    return frozenset(found)
 
 
 def _keeping_index(targets, text: str) -> dict[str, Advice]:
