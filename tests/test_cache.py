@@ -341,6 +341,34 @@ def test_a_cuda_source_added_above_a_test_folder_misses(project, analysed):
     assert "test_kernel.py" in analysed
 
 
+def test_a_package_registering_for_cuda_alone_misses(project, analysed):
+    """A module of a package is the CUDA backend's once the package's ``__init__.py`` registers
+    it for CUDA alone: its cached findings are not reused when that registration is added."""
+    (project / "impl").mkdir()
+    (project / "impl" / "__init__.py").write_text("NAME = 'impl'\n", encoding="utf-8")
+    (project / "impl" / "ops.py").write_text(
+        "import torch\n\n\ndef launch():\n    return torch.cuda.current_stream()\n",
+        encoding="utf-8",
+    )
+
+    def impl_codes() -> list[tuple[str, str]]:
+        return [
+            (f["path"].replace(os.sep, "/"), f["code"])
+            for f in check(project)[1]
+            if f["path"].startswith("impl")
+        ]
+
+    assert impl_codes() == [("impl/ops.py", "PRT201")]
+    (project / "impl" / "__init__.py").write_text(
+        "from registry import register_impl\n\nregister_impl(name='impl', devices=('cuda',))\n",
+        encoding="utf-8",
+    )
+    analysed.clear()
+    portlint.python.backend_packages._registers_cuda_alone.cache_clear()  # (one process)
+    assert impl_codes() == [("impl/__init__.py", "PRT105")]
+    assert "ops.py" in analysed
+
+
 def test_a_sibling_backend_importing_a_cuda_module_misses(project, analysed):
     """A module of a CUDA package that a sibling backend imports is shared with that vendor:
     when the sibling starts importing it, its cached (empty) findings are not reused."""

@@ -4,16 +4,24 @@ other vendors, as ``ops/cuda/`` beside ``ops/npu/`` or ``backends/cuda/`` beside
 vendors' backends). Every file in such a package is the backend: its CUDA calls are correct by
 construction.
 
-Found from paths and folder listings alone, so that the cache can tell, without the rule
-catalogue's parser or ``ast``, whether the listings a file's findings depend on have changed
-(``facts``). The vendor words come from ``rules/device.toml`` ``[backend.vendors]``.
+A package whose ``__init__.py`` registers it for CUDA devices alone (``register_impl(ImplInfo(
+name="cutile", devices=("cuda",)))``, as Liger-Kernel's opt-in cuTile and CuTe DSL kernels do) is a
+CUDA backend too: one implementation of a registry that holds others for other devices.
+
+Found from paths and folder listings, and the text of ``__init__.py`` files (parsed only when it
+holds both "register" and "cuda"), so that the cache can tell, without the rule catalogue's
+parser, whether what a file's findings depend on has changed (``facts``). The vendor words come
+from ``rules/device.toml`` ``[backend.vendors]``.
 """
 
 from __future__ import annotations
 
 import functools
 import os
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
+
+if TYPE_CHECKING:
+    import ast
 
 #: How far up from a file a folder named for a vendor is looked for (``cuda/attention/x.py``).
 MAX_DEPTH = 4
@@ -137,9 +145,78 @@ def package_of(
     path: str, words: dict[str, str], backend_vendors: tuple[str, ...]
 ) -> Package | None:
     """The backend package a file is in: its nearest folder (at most ``MAX_DEPTH`` up) named for
-    one of ``backend_vendors``, when that folder has siblings named for other vendors."""
+    one of ``backend_vendors``, when that folder has siblings named for other vendors; else the
+    nearest package that registers itself for CUDA alone (``registered_package``)."""
     folder = _vendor_folder(path, words)
-    return None if folder is None else _package_at(folder, words, backend_vendors)
+    found = None if folder is None else _package_at(folder, words, backend_vendors)
+    return found or registered_package(path, words)
+
+
+def registered_package(path: str, words: dict[str, str]) -> Package | None:
+    """The nearest package above the file (at most ``MAX_DEPTH`` up, through folders with an
+    ``__init__.py``) whose ``__init__.py`` registers it for CUDA devices alone
+    (``register_impl(ImplInfo(name="cutile", devices=("cuda",), ...))``): one implementation of
+    a registry that holds others for other devices, chosen only on CUDA."""
+    folder = os.path.dirname(os.path.abspath(path))
+    for _ in range(MAX_DEPTH):
+        if "__init__" not in _listing(folder)[1]:
+            return None
+        if _registers_cuda_alone(folder, tuple(sorted(words.items()))):
+            return Package("cuda", folder, frozenset())
+        folder = os.path.dirname(folder)
+    return None
+
+
+#: The keyword of a registration that names the devices an implementation is for. (torch's own
+#: ``torch.library.register_kernel(op, device_types="cuda")`` registers one function, not the
+#: package: it says ``device_types``, and is left out by name too.)
+DEVICE_KEYWORDS = frozenset({"devices"})
+
+
+@functools.lru_cache(maxsize=256)
+def _registers_cuda_alone(folder: str, words: tuple[tuple[str, str], ...]) -> bool:
+    """The folder's ``__init__.py`` calls a function named for registering (``register_impl``)
+    with, in its arguments, a device keyword whose value names CUDA's devices and no other's."""
+    try:
+        with open(os.path.join(folder, "__init__.py"), encoding="utf-8", errors="replace") as h:
+            text = h.read()
+    except OSError:
+        return False
+    if "register" not in text or "cuda" not in text:
+        return False  # most packages: read, not parsed
+    import ast
+
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError):
+        return False
+    vendors = dict(words)
+    for statement in tree.body:
+        if not isinstance(statement, ast.Expr) or not isinstance(statement.value, ast.Call):
+            continue
+        call = statement.value
+        func = call.func
+        name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+        if "register" not in name.lower() or ast.unparse(func).startswith("torch."):
+            continue
+        for node in ast.walk(call):
+            for keyword in getattr(node, "keywords", ()) if isinstance(node, ast.Call) else ():
+                if keyword.arg in DEVICE_KEYWORDS and _names_cuda_alone(keyword.value, vendors):
+                    return True
+    return False
+
+
+def _names_cuda_alone(value: ast.expr, vendors: dict[str, str]) -> bool:
+    """``"cuda"`` or ``("cuda",)``: device names, every one of them CUDA's."""
+    import ast
+
+    elements = value.elts if isinstance(value, ast.Tuple | ast.List | ast.Set) else [value]
+    names = [e.value for e in elements if isinstance(e, ast.Constant) and isinstance(e.value, str)]
+    return (
+        bool(names)
+        and len(names) == len(elements)
+        and all(vendors.get(n.lower()) == "cuda" for n in names)
+    )
 
 
 def _package_at(
@@ -219,13 +296,16 @@ def _modules_below(package: str) -> list[str]:
 def facts(path: str, words: dict[str, str], backend_vendors: tuple[str, ...]) -> str:
     """What ``package_of`` read for the file, as text for the cache key: "" for a file in no
     folder named for a backend vendor."""
+    registered = registered_package(path, words)
     folder = _vendor_folder(path, words)
     if folder is None:
-        return ""  # most files: no folder above them names a vendor
+        # most files: no folder above them names a vendor, and no package registers for CUDA
+        return "" if registered is None else repr(registered)
     package = _package_at(folder, words, backend_vendors)
     if package is None:
         parent = os.path.dirname(folder)
         folders, modules = _listing(parent)
         inner = [_listing(os.path.join(parent, other))[0] for other in folders]
-        return repr((folder, folders, modules, inner))  # what a sibling added would change
+        # what a sibling added would change
+        return repr((folder, folders, modules, inner, registered))
     return repr(package)
