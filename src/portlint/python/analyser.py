@@ -546,23 +546,61 @@ class Analyser(ast.NodeVisitor):
         )
 
     def _cuda_answer(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
-        """``def get_torch_cuda_device_capability(): if torch.cuda.is_available(): return ...
-        else: return None``: a function named for CUDA whose whole body answers only on CUDA
-        and gives None elsewhere; its callers ask a CUDA question, and they are the sites."""
-        if "cuda" not in node.name.lower().split("_"):
+        """A function named for a question only NVIDIA hardware answers (its name says CUDA,
+        NVIDIA, an SM version or a compute capability: ``get_torch_cuda_device_capability``,
+        ``is_sm_at_least_90``, ``has_compute_capability``) whose whole body answers only on CUDA
+        and gives a falsy constant elsewhere (None, False, 0): ``if torch.cuda.is_available():
+        return ... else: return None``, ``return torch.cuda.is_available() and ...``, ``return
+        ... if is_cuda else False`` after ``is_cuda = torch.cuda.is_available() and ...``, or
+        ``if not torch.cuda.is_available(): return False`` first. Elsewhere the falsy answer is
+        the right one; its callers ask the question, and they are the sites."""
+        words = set(node.name.lower().split("_"))
+        if not words & NVIDIA_QUESTION_WORDS:
             return False
-        body = [s for s in node.body if not _does_nothing(s) or isinstance(s, ast.Return)]
-        if not body or not isinstance(body[0], ast.If):
+        # a capability or an SM version may be answered 0 (``get_compute_capability``), a
+        # quantity (``cuda_memory``) may not: 0 bytes elsewhere is a value that misleads
+        number = bool(words & {"capability", "sm"})
+        body = [s for s in node.body if not _is_docstring(s)]
+        if not body:
             return False
-        branches = if_chain(body[0])
+        resolve, flags = self.ctx.qualified_name, set(self.ctx.cuda_flags)
+        first = body[0]
+        if (
+            len(body) == 2
+            and isinstance(first, ast.Assign)
+            and len(first.targets) == 1
+            and isinstance(first.targets[0], ast.Name)
+            and cuda_polarity(first.value, resolve, flags) == 1
+        ):
+            flags.add(first.targets[0].id)  # ``is_cuda = torch.cuda.is_available() and ...``
+            body, first = body[1:], body[1]
+        if isinstance(first, ast.Return) and first.value is not None and len(body) == 1:
+            value = first.value
+            if isinstance(value, ast.BoolOp) and isinstance(value.op, ast.And):
+                return cuda_polarity(value.values[0], resolve, flags) == 1
+            if isinstance(value, ast.IfExp):
+                test, orelse = value.test, value.orelse
+                return cuda_polarity(test, resolve, flags) == 1 and _is_falsy(orelse, number)
+            return False
+        if not isinstance(first, ast.If):
+            return False
+        if (
+            not first.orelse
+            and len(first.body) == 1
+            and isinstance(first.body[0], ast.Return)
+            and _is_falsy(first.body[0].value, number)
+            and cuda_polarity(first.test, resolve, flags) == -1
+        ):
+            return True  # ``if not torch.cuda.is_available(): return False`` first
+        branches = if_chain(first)
         rest = [b.body for b in branches[1:]] + ([body[1:]] if len(body) > 1 else [])
         return (
             len(branches) <= 2
-            and cuda_polarity(branches[0].test, self.ctx.qualified_name, self.ctx.cuda_flags) == 1
+            and cuda_polarity(branches[0].test, resolve, flags) == 1
             and len(rest) == 1
             and len(rest[0]) == 1
             and isinstance(rest[0][0], ast.Return)
-            and _does_nothing(rest[0][0])
+            and _is_falsy(rest[0][0].value, number)
         )
 
     def _names_cuda(self, module: str) -> bool:
@@ -2266,6 +2304,27 @@ def _only_in_text(name: str, scope: ast.AST) -> bool:
         if isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Load)
     ]
     return bool(reads) and all(id(n) in in_text for n in reads)
+
+
+#: Words of a function name that ask a question only NVIDIA hardware answers: the CUDA toolkit,
+#: an SM version (``is_sm_at_least_90``), a compute capability (``has_compute_capability``).
+NVIDIA_QUESTION_WORDS = frozenset({"cuda", "nvidia", "sm", "capability"})
+
+
+def _is_docstring(statement: ast.AST) -> bool:
+    return isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Constant)
+
+
+def _is_falsy(value: ast.expr | None, number: bool = False) -> bool:
+    """``None`` (also a bare ``return``) or ``False``: what a question answers where it cannot
+    be asked; with ``number``, ``0`` and ``0.0`` too (a capability read as a number)."""
+    if value is None:
+        return True
+    if not isinstance(value, ast.Constant):
+        return False
+    if value.value is None or value.value is False:
+        return True
+    return number and type(value.value) in (int, float) and value.value == 0
 
 
 def _does_nothing(statement: ast.AST) -> bool:
