@@ -188,6 +188,21 @@ def _behaves_like(name: str | None, ctx: Context) -> str | None:
     return None
 
 
+def _picks_auto_placement(node: ast.Compare, ctx: Context) -> bool:
+    """The comparison is the test of ``"auto" if <test> else <other>``: what the CUDA arm picks
+    is placement across several devices (a ``device_map`` of "auto")."""
+    test: ast.AST = node
+    parent = ctx.parents.get(id(node))
+    if isinstance(parent, ast.BoolOp) and isinstance(parent.op, ast.And):
+        test, parent = parent, ctx.parents.get(id(parent))  # ``dev == "cuda" and quantized``
+    return (
+        isinstance(parent, ast.IfExp)
+        and parent.test is test
+        and isinstance(parent.body, ast.Constant)
+        and parent.body.value == "auto"
+    )
+
+
 def _type_literal(node: ast.expr, ctx: Context) -> ast.Constant | None:
     """``torch.device("cuda").type``: the device string itself, written as a device's type."""
     if not (isinstance(node, ast.Attribute) and node.attr == "type"):
@@ -597,6 +612,10 @@ def check_device_type_comparison(node: ast.Compare, ctx: Context) -> None:
         }
         if "cpu" in targets and _feeds_only_transfer_hints(node, ctx):
             targets["cpu"] = PORTABLE
+        if _picks_auto_placement(node, ctx):
+            # ``"auto" if dev == "cuda" else dev``: the CUDA arm only spreads the model over
+            # several devices, which a single-device target does not have
+            targets.update((t, PORTABLE) for t in SINGLE_DEVICE_TARGETS if t in targets)
         rng_only = _feeds_only_rng_fork(node, ctx)
         # ``device_type in ["cuda", "rocm"]``: a list that names other vendors means them; the
         # machine's own type written into it would change which of them match
