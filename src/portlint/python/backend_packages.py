@@ -157,14 +157,31 @@ def registered_package(path: str, words: dict[str, str]) -> Package | None:
     ``__init__.py``) whose ``__init__.py`` registers it for CUDA devices alone
     (``register_impl(ImplInfo(name="cutile", devices=("cuda",), ...))``): one implementation of
     a registry that holds others for other devices, chosen only on CUDA."""
-    folder = os.path.dirname(os.path.abspath(path))
+    folder = path[: path.rfind(os.sep)] if os.sep in path else "."
+    return _registered_above(os.path.abspath(folder), _words_key(words))
+
+
+@functools.lru_cache(maxsize=1024)
+def _registered_above(folder: str, words: tuple[tuple[str, str], ...]) -> Package | None:
+    """``registered_package`` for the files of ``folder`` (absolute): asked once per folder."""
     for _ in range(MAX_DEPTH):
         if "__init__" not in _listing(folder)[1]:
             return None
-        if _registers_cuda_alone(folder, tuple(sorted(words.items()))):
+        if _registers_cuda_alone(folder, words):
             return Package("cuda", folder, frozenset())
         folder = os.path.dirname(folder)
     return None
+
+
+def _words_key(words: dict[str, str]) -> tuple[tuple[str, str], ...]:
+    """The vendor words as a hashable key (the same dict is passed each time: keyed by id)."""
+    known = _WORD_KEYS.get(id(words))
+    if known is None or known[0] is not words:
+        known = _WORD_KEYS[id(words)] = (words, tuple(sorted(words.items())))
+    return known[1]
+
+
+_WORD_KEYS: dict[int, tuple[dict[str, str], tuple[tuple[str, str], ...]]] = {}
 
 
 #: The keyword of a registration that names the devices an implementation is for. (torch's own
