@@ -16,7 +16,8 @@ elsewhere in the file that the analysis reads across statements (its *context*):
 - definitions whose lines hold a candidate word, classes named for a vendor, and definitions
   a decorator may register for a device type (backend detection reads them), in full;
 - a definition that calls a private function the context holds whole (a check of a helper reads
-  its callers);
+  its callers), or, in a file with a ``__main__`` block, any function it holds whole (a script's
+  public function is checked against its callers too);
 - stand-ins of one line for what the fixes read of the module as a whole (where the leading
   imports end, whether it is a script, a name a fix would define).
 
@@ -95,6 +96,8 @@ BLOCKS = (ast.If, ast.Try, ast.TryStar, ast.With, ast.For, ast.While, ast.Match)
 TOP = Span(1, 0, 1, 0)
 #: A call of a private function: ``_device_id()``.
 PRIVATE_CALL = re.compile(r"\b(_\w+)\(")
+#: A call of a function by its plain name: ``train_one_epoch(...)``, not ``self.step(...)``.
+PLAIN_CALL = re.compile(r"(?<![\w.])([A-Za-z]\w*)\(")
 ASSIGNMENTS = (ast.Assign, ast.AnnAssign, ast.AugAssign)
 DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 
@@ -222,6 +225,11 @@ class Context:
         #: Private functions the context holds whole; definitions left out that call private
         #: functions: (first line, text, the names called).
         self.private: set[str] = set()
+        #: Public functions the context holds whole, and whether the file has a ``__main__``
+        #: block: a script's public function is checked against its callers too (a default
+        #: every call overrides), so in a script a caller of one joins the context as well.
+        self.public: set[str] = set()
+        self.main_block = False
         #: Attributes the context sets to a candidate value (``args.dist_backend = "nccl"``,
         #: ``parser.add_argument("--device", default="cuda")``): a statement elsewhere that
         #: reads one is where the value is used, and the check of the value looks for it.
@@ -248,6 +256,7 @@ class Context:
             self.options.update(_options_set(statement))
         if isinstance(statement, DEFINITIONS):
             self._definition(statement, first, kept, _lines(statement, lines))
+        self.main_block = self.main_block or is_main_block(statement)
         leading = isinstance(statement, ast.Import | ast.ImportFrom) or _imports_in(statement)
         if not self.started and _is_docstring(statement):
             self.add(last, '""\n')  # the end of the leading docstring
@@ -270,8 +279,10 @@ class Context:
         assert isinstance(statement, DEFINITIONS)
         if kept == whole and statement.name.startswith("_"):
             self.private.add(statement.name)
+        elif kept == whole and isinstance(statement, ast.FunctionDef | ast.AsyncFunctionDef):
+            self.public.add(statement.name)
         elif kept is None:
-            calls = frozenset(PRIVATE_CALL.findall(whole))
+            calls = frozenset(PRIVATE_CALL.findall(whole)) | frozenset(PLAIN_CALL.findall(whole))
             if calls:
                 self.callers.append((first, whole, calls))
 
@@ -286,8 +297,9 @@ class Context:
 
     def finish(self) -> list[Part]:
         """The context's statements in file order."""
+        wanted = self.private | self.public if self.main_block else self.private
         for first, text, calls in self.callers:
-            if calls & self.private:
+            if calls & wanted:
                 self.add(first, text)
         return sorted(self.parts, key=lambda piece: piece.first)
 
