@@ -161,13 +161,11 @@ def is_script(tree: ast.Module, path: str, text: str) -> bool:
         return False  # in a package
     if text.startswith("#!"):
         return True
-    for position, statement in enumerate(tree.body):
+    for statement in tree.body:
         if isinstance(statement, ast.For | ast.While | ast.With | ast.AsyncWith):
             return True
-        if isinstance(statement, ast.Expr) and not (
-            position == 0 and isinstance(statement.value, ast.Constant)
-        ):
-            return True
+        if isinstance(statement, ast.Expr) and not isinstance(statement.value, ast.Constant):
+            return True  # a call; a string anywhere (a note between definitions) does nothing
     return False
 
 
