@@ -5,7 +5,7 @@ from __future__ import annotations
 import ast
 import os
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from dataclasses import dataclass
 
 from portlint.model import PORTABLE, Advice, Edit, Fix, Severity, Span, Status
@@ -334,13 +334,15 @@ def _listed_beside(argument: ast.AST, node: ast.AST, ctx: Context) -> frozenset[
     if not isinstance(parent, ast.List | ast.Tuple | ast.Set) or node not in parent.elts:
         return frozenset()
     names = ctx.catalog.rules["PRT101"].targets.keys()
-    return frozenset(
-        element.value.split(":")[0]
-        for element in parent.elts
-        if isinstance(element, ast.Constant)
-        and isinstance(element.value, str)
-        and element.value.split(":")[0] in names
-    )
+    return frozenset(filter(None, (_target_device(e, names) for e in parent.elts)))
+
+
+def _target_device(value: ast.expr, names: Collection[str]) -> str | None:
+    """The target a device string names (``"npu"``, ``"xpu:0"`` -> xpu), or None."""
+    if not (isinstance(value, ast.Constant) and isinstance(value.value, str)):
+        return None
+    name = value.value.split(":")[0]
+    return name if name in names else None
 
 
 def _marked_test_parameter(node: ast.Call, ctx: Context) -> ast.Call | None:
@@ -363,15 +365,11 @@ def _parameter_devices(param: ast.Call, ctx: Context) -> frozenset[str]:
     found = set()
     for element in listed.elts:
         value = element
-        if isinstance(value, ast.Call) and ctx.qualified_name(value.func) == "pytest.param":
-            value = value.args[0] if value.args else value
-        if isinstance(value, ast.Call) and ctx.qualified_name(value.func) == "torch.device":
-            value = value.args[0] if value.args else value
-        if isinstance(value, ast.Constant) and isinstance(value.value, str):
-            name = value.value.split(":")[0]
-            if name in names:
-                found.add(name)
-    return frozenset(found)
+        for wrapper in ("pytest.param", "torch.device"):
+            if isinstance(value, ast.Call) and ctx.qualified_name(value.func) == wrapper:
+                value = value.args[0] if value.args else value
+        found.add(_target_device(value, names))
+    return frozenset(found - {None})
 
 
 def _keeping_index(targets, text: str) -> dict[str, Advice]:
