@@ -14,6 +14,7 @@ from portlint.python.context import Context
 from portlint.python.cuda_tests import in_skip_condition, test_skips
 from portlint.python.fixes import FixBase, _contains
 from portlint.python.guards import (
+    CUDA_DEVICE_TEXT,
     CUDA_PREDICATE,
     asks_availability,
     cuda_polarity,
@@ -236,6 +237,10 @@ def check_device_strings(node: ast.Call, ctx: Context) -> None:
         # device position: the argument is in one too
         arguments += [(a, False) for a in ctx.positions.arguments(node, "device")]
     for argument, wants_type in arguments:
+        if _declares_cuda_alone(node, argument, name, ctx):
+            # ``BackendInfo(device=["cuda"], ...)``: a registry entry that declares the devices
+            # of an implementation made for CUDA; no device is placed, and the entry is right
+            continue
         for literal in device_literals(argument, ctx):
             if literal.via_variable and ctx.in_backend(node):
                 # used only inside a CUDA backend or a test that runs only on CUDA: correct
@@ -343,6 +348,54 @@ def _target_device(value: ast.expr, names: Collection[str]) -> str | None:
         return None
     name = value.value.split(":")[0]
     return name if name in names else None
+
+
+def _declares_cuda_alone(
+    node: ast.Call, argument: ast.expr, name: str | None, ctx: Context
+) -> bool:
+    """A list, tuple or set of device names, every one CUDA's, given to a call that is not
+    torch's, when another call of the same name in the module declares other devices
+    (``BackendInfo(device=["cuda"], ...)`` beside ``BackendInfo(device=["cpu", "xpu"], ...)``):
+    a registry of implementations, this one made for CUDA; a device position takes one device,
+    not a list, and the other devices have their own entries."""
+    if name is not None and name.startswith("torch."):
+        return False
+    listed = _device_names(argument)
+    if not listed or not all(CUDA_DEVICE_TEXT.fullmatch(n) for n in listed):
+        return False
+    module = ctx.walk_stack[0] if ctx.walk_stack else None
+    if module is None:
+        return False
+    declared = ctx.scope_fact("declared devices", module, _declared_devices)
+    others = declared.get(_callee(node), set())
+    return any(not CUDA_DEVICE_TEXT.fullmatch(n) for n in others)
+
+
+def _device_names(argument: ast.expr) -> list[str]:
+    """The strings of a list, tuple or set literal made of strings alone, else none."""
+    if not isinstance(argument, ast.List | ast.Tuple | ast.Set):
+        return []
+    names = [e.value for e in argument.elts if isinstance(e, ast.Constant)]
+    strings = [n for n in names if isinstance(n, str)]
+    return strings if len(strings) == len(argument.elts) else []
+
+
+def _callee(call: ast.Call) -> str:
+    func = call.func
+    return func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+
+
+def _declared_devices(module: ast.AST) -> dict[str, set[str]]:
+    """Callee name -> the device names its calls in the module list in a device keyword."""
+    found: dict[str, set[str]] = {}
+    for node in walk(module):
+        if isinstance(node, ast.Call):
+            for keyword in node.keywords:
+                if keyword.arg in DEVICE_KEYWORDS:
+                    names = _device_names(keyword.value)
+                    if names:
+                        found.setdefault(_callee(node), set()).update(names)
+    return found
 
 
 def _marked_test_parameter(node: ast.Call, ctx: Context) -> ast.Call | None:
