@@ -44,6 +44,9 @@ class Backend:
     summarised: bool = True
     #: A class named for CUDA or ROCm with no sibling for another vendor (``CUDAGraphWrapper``).
     lone: bool = False
+    #: For a lone class, the class attribute by which it declares the devices it supports
+    #: (``SUPPORTS_DEVICES = [DEVICE.CUDA]``), when that, not its name, says it is CUDA's.
+    declared: str | None = None
 
 
 @functools.cache
@@ -192,7 +195,48 @@ def _class_backends(
             # the body only: a decorator (``@register(device="cuda")``) builds the class
             backend = _backend_at(node, vendor, "class", set())
             found.append(dataclasses.replace(backend, first_line=node.lineno, lone=True))
+            taken.add(node.name)
+    # A class that declares the devices it supports, CUDA's (or ROCm's) alone
+    # (``SUPPORTS_DEVICES = [DEVICE.CUDA]``): the project selects it only there.
+    for node, _, _ in named:
+        declared = None if node.name in taken else _declared_devices(node, words)
+        if declared is not None:
+            attribute, vendor = declared
+            backend = _backend_at(node, vendor, "class", set())
+            found.append(
+                dataclasses.replace(backend, first_line=node.lineno, lone=True, declared=attribute)
+            )
     return found
+
+
+def _declared_devices(node: ast.ClassDef, words: dict[str, str]) -> tuple[str, str] | None:
+    """(attribute, vendor) where the class body assigns a name that says devices a list of
+    devices, every one CUDA's or ROCm's (``SUPPORTS_DEVICES = [DEVICE.CUDA, DEVICE.ROCM]``,
+    ``devices = ("cuda",)``); the vendor is cuda if CUDA is among them."""
+    for statement in node.body:
+        if isinstance(statement, ast.Assign) and len(statement.targets) == 1:
+            target, value = statement.targets[0], statement.value
+        elif isinstance(statement, ast.AnnAssign) and statement.value is not None:
+            target, value = statement.target, statement.value
+        else:
+            continue
+        if not (isinstance(target, ast.Name) and "device" in target.id.lower()):
+            continue
+        if not isinstance(value, ast.List | ast.Tuple | ast.Set) or not value.elts:
+            continue
+        vendors = {words.get(_device_word(element)) for element in value.elts}
+        if vendors and vendors <= {"cuda", "rocm"}:
+            return target.id, "cuda" if "cuda" in vendors else "rocm"
+    return None
+
+
+def _device_word(element: ast.expr) -> str:
+    """``DEVICE.CUDA`` -> cuda; ``"cuda:0"`` -> cuda; anything else -> ""."""
+    if isinstance(element, ast.Attribute):
+        return element.attr.lower()
+    if isinstance(element, ast.Constant) and isinstance(element.value, str):
+        return element.value.split(":")[0].lower()
+    return ""
 
 
 def _mentions_vendor(node: ast.AST, words: dict[str, str]) -> bool:
@@ -299,9 +343,12 @@ def backend_finding(backend: Backend, path: str, catalog: Catalog, sites: int = 
     if backend.lone:
         title = TITLES[backend.vendor]
         sites_run = f"{sites} {title} sites run" if sites != 1 else f"1 {title} site runs"
+        said = f"named for {title}, with no sibling class for another vendor"
+        if backend.declared:
+            said = f"declares in `{backend.declared}` that it supports {title} devices alone"
         message = (
-            f"{title} class `{backend.name}`: named for {title}, with no sibling class for another"
-            f" vendor; its {sites_run} wherever the code that builds it lets them"
+            f"{title} class `{backend.name}`: {said}; its {sites_run} wherever the code that"
+            " builds it lets them"
         )
     siblings += sorted(s for s in backend.siblings if s not in TARGETS)
     parts = []
