@@ -31,6 +31,8 @@ GUARDED_NOTE = "only on the CUDA path: {targets} skip it and silently run on the
 SKIPPED_NOTE = "only on the CUDA path: {targets} skip it"
 #: The rules whose sites are tests of a device's type.
 DEVICE_TYPE_TESTS = frozenset({"PRT103", "PRT104"})
+#: The targets with one device at most: the Apple GPU, and a CPU-only machine.
+SINGLE_DEVICE = frozenset({"mps", "cpu"})
 #: Calls that print or log: ``print``, ``logger.info``, ``sys.stderr.write``.
 LOG_CALL = re.compile(r"(?:print|debug|info|warning|warn|log|write)$")
 
@@ -80,6 +82,9 @@ class Context:
     #: Nodes inside ``try:`` blocks that catch ImportError.
     import_fallbacks: set[int] = field(default_factory=set)
     reports: list[Report] = field(default_factory=list)
+    #: The nodes of device-type tests that concern no single-device target
+    #: (``_single_device_tests``), found when the findings are made.
+    single_device_tests: set[int] = field(default_factory=set)
     #: id(node) -> its parent node; recorded while walking.
     parents: dict[int, ast.AST] = field(default_factory=dict)
     #: The nodes from the module down to where the walk is (the walk's own list).
@@ -272,6 +277,7 @@ class Context:
 
     def findings(self) -> list[Finding]:
         finished = {}
+        self.single_device_tests = self._single_device_tests()
         for report in self.reports:
             finding = self._finish(report)
             if finding is not None:
@@ -310,6 +316,29 @@ class Context:
             if quiet and finding.severity is not Severity.INFO:
                 message = finding.message.split(" (" + GUARDED_NOTE[:16])[0]
                 finished[key] = (report, finding._replace(severity=Severity.INFO, message=message))
+
+    def _single_device_tests(self) -> set[int]:
+        """The nodes of device-type tests (PRT103, PRT104) whose CUDA arm only picks one of
+        several devices (rules/device.toml ``[device.single_device]``:
+        ``torch.cuda.set_device(dev)``, ``with torch.cuda.device(dev):``): a target with a single
+        device (mps, cpu) has nothing to pick there, and skipping the arm loses it nothing."""
+        table = self.catalog.table("device").get("device", {}).get("single_device", {})
+        selections = frozenset(table.get("selections", ()))
+        if not selections or not self.cuda_branches:
+            return set()
+        at: dict[int, list[Report]] = {}
+        for report in self.reports:
+            at.setdefault(id(report.node), []).append(report)
+        found: set[int] = set()
+        for test, body in self.cuda_branches:
+            inside = [r for part in body for node in walk(part) for r in at.get(id(node), ())]
+            if inside and {self.qualified_name(r.node) for r in inside} <= selections:
+                found.update(
+                    id(node)
+                    for node in self._test_nodes(test)
+                    if any(r.rule.code in DEVICE_TYPE_TESTS for r in at.get(id(node), ()))
+                )
+        return found
 
     def _asks_machine(self, test: ast.expr | None) -> bool:
         """The CUDA test in force asks about the machine (``torch.cuda.is_available()``, a device
@@ -416,6 +445,8 @@ class Context:
                         targets[target] = PORTABLE
         if guard.cuda_only and "cpu" in targets:
             targets["cpu"] = PORTABLE
+        if id(report.node) in self.single_device_tests:
+            targets.update((t, PORTABLE) for t in SINGLE_DEVICE & targets.keys())
         if targets and all(advice.status is Status.PORTABLE for advice in targets.values()):
             return None
         severity = report.severity or report.rule.severity
