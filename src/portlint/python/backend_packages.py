@@ -158,7 +158,17 @@ def registered_package(path: str, words: dict[str, str]) -> Package | None:
     (``register_impl(ImplInfo(name="cutile", devices=("cuda",), ...))``): one implementation of
     a registry that holds others for other devices, chosen only on CUDA."""
     folder = path[: path.rfind(os.sep)] if os.sep in path else "."
-    return _registered_above(os.path.abspath(folder), _words_key(words))
+    key = (folder, id(words))
+    known = _REGISTERED.get(key)
+    if known is None or known[0] is not words:  # asked for every file of a C++ tree: once a folder
+        found = _registered_above(os.path.abspath(folder), _words_key(words))
+        known = _REGISTERED[key] = (words, found)
+    return known[1]
+
+
+#: ``registered_package`` by (folder as given, id of the words), with the words it was found
+#: with, for this process.
+_REGISTERED: dict[tuple[str, int], tuple[dict[str, str], Package | None]] = {}
 
 
 @functools.lru_cache(maxsize=1024)
