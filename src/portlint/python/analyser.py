@@ -291,6 +291,7 @@ class Analyser(ast.NodeVisitor):
         self.ctx.positions = position_params.summarise(
             node, self.relevance.has_candidate, POSITIONS
         )
+        self.ctx.cuda_flags.update(_cuda_predicates(node))
         reach = self._module_vendor_reach()
         if reach is None:
             reach = self._vendor_stack_reach(node)
@@ -2304,6 +2305,54 @@ def _only_in_text(name: str, scope: ast.AST) -> bool:
         if isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Load)
     ]
     return bool(reads) and all(id(n) in in_text for n in reads)
+
+
+def _cuda_predicates(module: ast.Module) -> set[str]:
+    """The module's functions, and the methods of its classes (as ``self.name``), that answer
+    True only on CUDA: each ``return`` gives a falsy constant, or comes after an ``if`` among
+    the function's statements that returns falsy unless a device's type is CUDA's (``if
+    x.device.type != "cuda": return False`` ... ``return True``). A call of one is a CUDA test
+    (``elif self._should_use_streaming(x):``), like a flag that holds one. Only device-type
+    tests count: the names the module imports are not bound yet when this is asked."""
+    found: set[str] = set()
+    for statement in module.body:
+        inner = statement.body if isinstance(statement, ast.ClassDef) else [statement]
+        prefix = "self." if isinstance(statement, ast.ClassDef) else ""
+        for function in inner:
+            if isinstance(function, ast.FunctionDef | ast.AsyncFunctionDef) and (
+                _answers_only_on_cuda(function)
+            ):
+                found.add(prefix + function.name)
+    return found
+
+
+def _answers_only_on_cuda(function: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+    gated = False
+    for statement in function.body:
+        if (
+            isinstance(statement, ast.If)
+            and not statement.orelse
+            and len(statement.body) == 1
+            and isinstance(statement.body[0], ast.Return)
+            and _is_falsy(statement.body[0].value)
+            and cuda_polarity(statement.test, _no_names, set()) == -1
+        ):
+            gated = True
+            continue
+        returns = [n for n in walk(statement) if isinstance(n, ast.Return)]
+        if any(not _is_falsy(r.value) for r in returns) and not gated:
+            return False
+        if any(
+            isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda)
+            for n in walk(statement)
+        ):
+            return False  # a nested function's returns are not this one's
+    return gated
+
+
+def _no_names(node: ast.AST) -> str | None:
+    """A resolver that knows no import: only what a test says outright counts."""
+    return None
 
 
 #: Words of a function name that ask a question only NVIDIA hardware answers: the CUDA toolkit,

@@ -422,6 +422,8 @@ def cuda_polarity(test: ast.expr, resolve: Resolve, cuda_flags: set[str]) -> int
         return _compare_polarity(test, resolve, cuda_flags)
     if isinstance(test, ast.Name | ast.Attribute) and flag_name(test) in cuda_flags:
         return 1  # ``use_cuda``, ``self.cuda_available`` given ``device.type == "cuda"``
+    if isinstance(test, ast.Call) and flag_name(test.func) in cuda_flags:
+        return 1  # ``self._should_use_streaming(x)``, a predicate that is True only on CUDA
     if cuda_prefix(test) is not None:
         return 1  # str(device).startswith("cuda")
     return 1 if _is_cuda_check(test, resolve) else 0
