@@ -444,6 +444,12 @@ def _device_fix(call, name, argument, literal: DeviceLiteral, wants_type, ctx: C
     builder = ctx.fixes
     if builder is None:
         return None
+    if isinstance(argument, ast.List | ast.Tuple | ast.Set) and any(
+        element is literal.node for element in argument.elts
+    ):
+        # ``BackendInfo(device=["cuda", "cpu"])``: a list of device names, compared as names
+        # (``"cuda" in info.device``); a device object put in it would match none: no fix
+        return None
     whole_call = name == "torch.device" and len(call.args) == 1 and not call.keywords
     if whole_call and argument is literal.node and isinstance(literal.node, ast.Constant):
         return builder.device_literal(literal.node, False, False, replace=call)
