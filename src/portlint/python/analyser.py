@@ -31,7 +31,7 @@ from portlint.python import (
     position_params,
     slices,
 )
-from portlint.python.backend_packages import folder_vendor
+from portlint.python.backend_packages import folder_vendor, other_vendor_folder
 from portlint.python.backends import (
     Backend,
     backend_finding,
@@ -309,6 +309,10 @@ class Analyser(ast.NodeVisitor):
         or none where it is no portlint target. None for any other module."""
         stem = os.path.splitext(os.path.basename(self.ctx.path))[0]
         vendor = folder_vendor(stem, self.vendors.words)
+        if vendor is None:
+            # a module of another vendor's backend package (``backend/_ascend/ops/fill.py``
+            # beside ``backend/_nvidia/``): that vendor's code too
+            vendor = other_vendor_folder(self.ctx.path, self.vendors.words, OWN_MODULE_VENDORS)
         if vendor is None or vendor in OWN_MODULE_VENDORS:
             return None
         return frozenset({vendor}) & frozenset(self.vendors.markers)

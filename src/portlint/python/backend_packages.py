@@ -152,6 +152,20 @@ def package_of(
     return found or registered_package(path, words)
 
 
+def other_vendor_folder(path: str, words: dict[str, str], own: frozenset[str]) -> str | None:
+    """The vendor of the nearest folder above the file named for one (at most ``MAX_DEPTH``
+    up), when that vendor is not one of ``own`` and the folder has siblings named for other
+    vendors: ``backend/_ascend/ops/fill.py`` beside ``backend/_nvidia/`` is Ascend's backend,
+    which only Ascend runs. None for most files. (``facts`` covers what this reads.)"""
+    folder = _vendor_folder(path, words)
+    if folder is None:
+        return None
+    vendor = folder_vendor(os.path.basename(folder), words)
+    if vendor is None or vendor in own or not _sibling_backends(folder, vendor, words):
+        return None
+    return vendor
+
+
 def registered_package(path: str, words: dict[str, str]) -> Package | None:
     """The nearest package above the file (at most ``MAX_DEPTH`` up, through folders with an
     ``__init__.py``) whose ``__init__.py`` registers it for CUDA devices alone

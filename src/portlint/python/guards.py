@@ -604,7 +604,7 @@ def _predicate_name(call: ast.Call) -> str:
 
 def _compare_polarity(test: ast.Compare, resolve: Resolve, cuda_flags: set[str]) -> int:
     left, op, right = test.left, test.ops[0], test.comparators[0]
-    if _is_cuda_string(right) or _is_cuda_string(left):
+    if _is_cuda_string(right) or _is_cuda_string(left) or _names_nvidia_vendor(left, right):
         if isinstance(op, ast.Eq | ast.In):
             return 1
         if isinstance(op, ast.NotEq | ast.NotIn):
@@ -632,6 +632,20 @@ def _counts_cuda_devices(
     return (isinstance(op, ast.Gt) and right.value in (0, 1)) or (
         isinstance(op, ast.GtE) and right.value == 1
     )
+
+
+def _names_nvidia_vendor(left: ast.expr, right: ast.expr) -> bool:
+    """``vendor_info.vendor_name == "nvidia"``: a name that says vendor compared with NVIDIA's
+    name, a test of the vendor layer for CUDA (FlagGems' runtime backends)."""
+    for named, other in ((left, right), (right, left)):
+        if (
+            isinstance(other, ast.Constant)
+            and isinstance(other.value, str)
+            and other.value.lower() == "nvidia"
+            and "vendor" in ast.unparse(named).lower()
+        ):
+            return True
+    return False
 
 
 def _is_cuda_string(node: ast.expr) -> bool:
