@@ -249,15 +249,28 @@ def _registers_cuda_alone(folder: str, words: tuple[tuple[str, str], ...]) -> bo
 
 def _names_cuda_alone(value: ast.expr, vendors: dict[str, str]) -> bool:
     """``"cuda"`` or ``("cuda",)``: device names, every one of them CUDA's."""
+    listed = listed_vendors(value, vendors, attributes=False)
+    return bool(listed) and all(vendor == "cuda" for vendor in listed)
+
+
+def listed_vendors(
+    value: ast.expr, words: dict[str, str], attributes: bool = True
+) -> list[str | None]:
+    """The vendor each device name of a literal list, tuple or set names (a string, ``"cuda:0"``
+    read as ``"cuda"``; with ``attributes``, an enum member too: ``DEVICE.CUDA``), None for one
+    that names none; a single string is a list of one. Empty for any other value."""
     import ast
 
     elements = value.elts if isinstance(value, ast.Tuple | ast.List | ast.Set) else [value]
-    names = [e.value for e in elements if isinstance(e, ast.Constant) and isinstance(e.value, str)]
-    return (
-        bool(names)
-        and len(names) == len(elements)
-        and all(vendors.get(n.lower()) == "cuda" for n in names)
-    )
+    found: list[str | None] = []
+    for element in elements:
+        if isinstance(element, ast.Constant) and isinstance(element.value, str):
+            found.append(words.get(element.value.split(":")[0].lower()))
+        elif attributes and isinstance(element, ast.Attribute):
+            found.append(words.get(element.attr.lower()))
+        else:
+            return []
+    return found
 
 
 def _package_at(

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 from portlint.catalog import Catalog
 from portlint.model import PORTABLE, Advice, Finding, Span, Status
-from portlint.python.backend_packages import BACKEND_VENDORS, Package, package_of
+from portlint.python.backend_packages import BACKEND_VENDORS, Package, listed_vendors, package_of
 
 #: ``CUDA_Accelerator`` -> CUDA, Accelerator; ``XPUPlatform`` -> XPU, Platform; ``cuda_v2`` -> ...;
 #: ``FastLinearROCm`` -> Fast, Linear, ROCm (AMD's own spelling, kept whole).
@@ -222,21 +222,12 @@ def _declared_devices(node: ast.ClassDef, words: dict[str, str]) -> tuple[str, s
             continue
         if not (isinstance(target, ast.Name) and "device" in target.id.lower()):
             continue
-        if not isinstance(value, ast.List | ast.Tuple | ast.Set) or not value.elts:
+        if not isinstance(value, ast.List | ast.Tuple | ast.Set):
             continue
-        vendors = {words.get(_device_word(element)) for element in value.elts}
+        vendors = set(listed_vendors(value, words))
         if vendors and vendors <= {"cuda", "rocm"}:
             return target.id, "cuda" if "cuda" in vendors else "rocm"
     return None
-
-
-def _device_word(element: ast.expr) -> str:
-    """``DEVICE.CUDA`` -> cuda; ``"cuda:0"`` -> cuda; anything else -> ""."""
-    if isinstance(element, ast.Attribute):
-        return element.attr.lower()
-    if isinstance(element, ast.Constant) and isinstance(element.value, str):
-        return element.value.split(":")[0].lower()
-    return ""
 
 
 def _mentions_vendor(node: ast.AST, words: dict[str, str]) -> bool:

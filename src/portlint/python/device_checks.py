@@ -19,6 +19,7 @@ from portlint.python.guards import (
     asks_availability,
     cuda_polarity,
     cuda_prefix,
+    device_type_literal,
     flag_name,
 )
 from portlint.python.torch_api import DISABLES_AUTOCAST, disables_autocast, torch_cuda_api
@@ -206,13 +207,14 @@ def _picks_auto_placement(node: ast.Compare, ctx: Context) -> bool:
 
 def _type_literal(node: ast.expr, ctx: Context) -> ast.Constant | None:
     """``torch.device("cuda").type``: the device string itself, written as a device's type."""
-    if not (isinstance(node, ast.Attribute) and node.attr == "type"):
+    literal = device_type_literal(node)
+    if (
+        literal is None
+        or not isinstance(node, ast.Attribute)
+        or not isinstance(node.value, ast.Call)
+    ):
         return None
-    call = node.value
-    if not (isinstance(call, ast.Call) and ctx.qualified_name(call.func) == "torch.device"):
-        return None
-    first = call.args[0] if len(call.args) == 1 and not call.keywords else None
-    return first if isinstance(first, ast.Constant) and isinstance(first.value, str) else None
+    return literal if ctx.qualified_name(node.value.func) == "torch.device" else None
 
 
 def check_device_strings(node: ast.Call, ctx: Context) -> None:

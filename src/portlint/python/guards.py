@@ -634,6 +634,18 @@ def _counts_cuda_devices(
     )
 
 
+def device_type_literal(node: ast.AST) -> ast.Constant | None:
+    """``torch.device("cuda").type``: the device string itself, written as a device's type (the
+    string, or None for anything else)."""
+    if not (isinstance(node, ast.Attribute) and node.attr == "type"):
+        return None
+    call = node.value
+    if not (isinstance(call, ast.Call) and _call_name(call) == "device"):
+        return None
+    first = call.args[0] if len(call.args) == 1 and not call.keywords else None
+    return first if isinstance(first, ast.Constant) and isinstance(first.value, str) else None
+
+
 def _names_nvidia_vendor(left: ast.expr, right: ast.expr) -> bool:
     """``vendor_info.vendor_name == "nvidia"``: a name that says vendor compared with NVIDIA's
     name, a test of the vendor layer for CUDA (FlagGems' runtime backends)."""
@@ -651,14 +663,9 @@ def _names_nvidia_vendor(left: ast.expr, right: ast.expr) -> bool:
 def _is_cuda_string(node: ast.expr) -> bool:
     if isinstance(node, ast.Constant) and isinstance(node.value, str):
         return CUDA_DEVICE_TEXT.fullmatch(node.value) is not None
-    if (
-        isinstance(node, ast.Attribute)
-        and node.attr == "type"
-        and isinstance(node.value, ast.Call)
-        and _call_name(node.value) == "device"
-        and node.value.args
-    ):
-        return _is_cuda_string(node.value.args[0])  # ``torch.device("cuda").type``: "cuda"
+    literal = device_type_literal(node)
+    if literal is not None:
+        return _is_cuda_string(literal)  # ``torch.device("cuda").type``: "cuda"
     if isinstance(node, ast.Tuple | ast.List | ast.Set):
         return any(_is_cuda_string(element) for element in node.elts)
     return False
