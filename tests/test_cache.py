@@ -365,8 +365,7 @@ def test_a_package_registering_for_cuda_alone_misses(project, analysed):
     )
     analysed.clear()
     portlint.python.backend_packages._registers_cuda_alone.cache_clear()  # (one process)
-    portlint.python.backend_packages._registered_above.cache_clear()
-    portlint.python.backend_packages._REGISTERED.clear()
+    portlint.python.backend_packages._registered_in.cache_clear()
     assert impl_codes() == [("impl/__init__.py", "PRT105")]
     assert "ops.py" in analysed
 

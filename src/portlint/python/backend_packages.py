@@ -149,7 +149,7 @@ def package_of(
     nearest package that registers itself for CUDA alone (``registered_package``)."""
     folder = _vendor_folder(path, words)
     found = None if folder is None else _package_at(folder, words, backend_vendors)
-    return found or registered_package(path, words)
+    return found or registered_package(path)
 
 
 def other_vendor_folder(path: str, words: dict[str, str], own: frozenset[str]) -> str | None:
@@ -166,46 +166,26 @@ def other_vendor_folder(path: str, words: dict[str, str], own: frozenset[str]) -
     return vendor
 
 
-def registered_package(path: str, words: dict[str, str]) -> Package | None:
+def registered_package(path: str) -> Package | None:
     """The nearest package above the file (at most ``MAX_DEPTH`` up, through folders with an
     ``__init__.py``) whose ``__init__.py`` registers it for CUDA devices alone
     (``register_impl(ImplInfo(name="cutile", devices=("cuda",), ...))``): one implementation of
     a registry that holds others for other devices, chosen only on CUDA."""
-    folder = path[: path.rfind(os.sep)] if os.sep in path else "."
-    key = (folder, id(words))
-    known = _REGISTERED.get(key)
-    if known is None or known[0] is not words:  # asked for every file of a C++ tree: once a folder
-        found = _registered_above(os.path.abspath(folder), _words_key(words))
-        known = _REGISTERED[key] = (words, found)
-    return known[1]
+    return _registered_in(path[: path.rfind(os.sep)] if os.sep in path else ".")
 
 
-#: ``registered_package`` by (folder as given, id of the words), with the words it was found
-#: with, for this process.
-_REGISTERED: dict[tuple[str, int], tuple[dict[str, str], Package | None]] = {}
-
-
-@functools.lru_cache(maxsize=1024)
-def _registered_above(folder: str, words: tuple[tuple[str, str], ...]) -> Package | None:
-    """``registered_package`` for the files of ``folder`` (absolute): asked once per folder."""
+@functools.lru_cache(maxsize=4096)
+def _registered_in(folder: str) -> Package | None:
+    """``registered_package`` for the files of ``folder``, as given: the cache asks for every
+    file of a C++ tree, this answers once per folder."""
+    folder = os.path.abspath(folder)
     for _ in range(MAX_DEPTH):
         if "__init__" not in _listing(folder)[1]:
             return None
-        if _registers_cuda_alone(folder, words):
+        if _registers_cuda_alone(folder):
             return Package("cuda", folder, frozenset())
         folder = os.path.dirname(folder)
     return None
-
-
-def _words_key(words: dict[str, str]) -> tuple[tuple[str, str], ...]:
-    """The vendor words as a hashable key (the same dict is passed each time: keyed by id)."""
-    known = _WORD_KEYS.get(id(words))
-    if known is None or known[0] is not words:
-        known = _WORD_KEYS[id(words)] = (words, tuple(sorted(words.items())))
-    return known[1]
-
-
-_WORD_KEYS: dict[int, tuple[dict[str, str], tuple[tuple[str, str], ...]]] = {}
 
 
 #: The keyword of a registration that names the devices an implementation is for. (torch's own
@@ -215,7 +195,7 @@ DEVICE_KEYWORDS = frozenset({"devices"})
 
 
 @functools.lru_cache(maxsize=256)
-def _registers_cuda_alone(folder: str, words: tuple[tuple[str, str], ...]) -> bool:
+def _registers_cuda_alone(folder: str) -> bool:
     """The folder's ``__init__.py`` calls a function named for registering (``register_impl``)
     with, in its arguments, a device keyword whose value names CUDA's devices and no other's."""
     try:
@@ -231,7 +211,7 @@ def _registers_cuda_alone(folder: str, words: tuple[tuple[str, str], ...]) -> bo
         tree = ast.parse(text)
     except (SyntaxError, ValueError):
         return False
-    vendors = dict(words)
+    vendors = catalogue_words()
     for statement in tree.body:
         if not isinstance(statement, ast.Expr) or not isinstance(statement.value, ast.Call):
             continue
@@ -350,7 +330,7 @@ def _modules_below(package: str) -> list[str]:
 def facts(path: str, words: dict[str, str], backend_vendors: tuple[str, ...]) -> str:
     """What ``package_of`` read for the file, as text for the cache key: "" for a file in no
     folder named for a backend vendor."""
-    registered = registered_package(path, words)
+    registered = registered_package(path)
     folder = _vendor_folder(path, words)
     if folder is None:
         # most files: no folder above them names a vendor, and no package registers for CUDA
