@@ -2331,27 +2331,30 @@ def _cuda_predicates(module: ast.Module) -> set[str]:
 
 
 def _answers_only_on_cuda(function: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
-    gated = False
-    for statement in function.body:
-        if (
-            isinstance(statement, ast.If)
-            and not statement.orelse
-            and len(statement.body) == 1
-            and isinstance(statement.body[0], ast.Return)
-            and _is_falsy(statement.body[0].value)
-            and cuda_polarity(statement.test, _no_names, set()) == -1
-        ):
-            gated = True
-            continue
-        returns = [n for n in walk(statement) if isinstance(n, ast.Return)]
-        if any(not _is_falsy(r.value) for r in returns) and not gated:
-            return False
-        if any(
-            isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda)
-            for n in walk(statement)
-        ):
-            return False  # a nested function's returns are not this one's
-    return gated
+    body = function.body
+    # most functions have no such gate among their statements: found first, it spares the walk
+    gate = next((i for i, statement in enumerate(body) if _is_cuda_gate(statement)), None)
+    if gate is None:
+        return False
+    for position, statement in enumerate(body):
+        for node in walk(statement):
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda):
+                return False  # a nested function's returns are not this one's
+            if position < gate and isinstance(node, ast.Return) and not _is_falsy(node.value):
+                return False  # an answer given before CUDA was asked for
+    return True
+
+
+def _is_cuda_gate(statement: ast.stmt) -> bool:
+    """``if x.device.type != "cuda": return False``."""
+    return (
+        isinstance(statement, ast.If)
+        and not statement.orelse
+        and len(statement.body) == 1
+        and isinstance(statement.body[0], ast.Return)
+        and _is_falsy(statement.body[0].value)
+        and cuda_polarity(statement.test, _no_names, set()) == -1
+    )
 
 
 def _no_names(node: ast.AST) -> str | None:
