@@ -295,6 +295,9 @@ class Analyser(ast.NodeVisitor):
         reach = self._module_vendor_reach()
         if reach is None:
             reach = self._vendor_stack_reach(node)
+        loads = self._platform_reach(node)
+        if loads is not None:
+            reach = loads if reach is None else reach & loads
         migrated = self._migrated_targets(node)
         if reach is not None or migrated:
             # ``ascend_cudagraph.py`` beside ``camb_cudagraph.py``, or a module that imports
@@ -354,6 +357,26 @@ class Analyser(ast.NodeVisitor):
         if len(vendors) != 1:
             return None  # none, or two vendors' stacks (a module no machine loads is rare)
         return frozenset(vendors) & frozenset(self.vendors.markers)
+
+    def _platform_reach(self, module: ast.Module) -> frozenset[str] | None:
+        """The targets whose machines can load a module that imports, at its top level and
+        outside any ``try`` or ``if``, a package published for some operating systems only
+        (``import triton``: rules/device.toml ``[backend.absent_on]``): all but those the package
+        is absent on. None when no such import is there."""
+        absent_on = self.ctx.catalog.table("device").get("backend", {}).get("absent_on", {})
+        absent: set[str] = set()
+        for statement in module.body:
+            if isinstance(statement, ast.Import):
+                names = [alias.name for alias in statement.names]
+            elif isinstance(statement, ast.ImportFrom) and not statement.level:
+                names = [statement.module or ""]
+            else:
+                continue
+            for name in names:
+                absent.update(absent_on.get(name.split(".")[0], ()))
+        if not absent:
+            return None
+        return frozenset(self.ctx.catalog.target_facts()) - absent
 
     def _module_skip(self, node: ast.If | ast.Assign) -> None:
         """``pytestmark = pytest.mark.skipif(...)`` or an early skip at module level, and
