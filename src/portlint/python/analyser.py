@@ -464,7 +464,11 @@ class Analyser(ast.NodeVisitor):
         lower = node.name.lower()
         feature = any(word in lower for word in self.feature_words)
         helper = self._vendor_helper(node)
-        patch = self._patches_cuda_module(node) or self._cuda_answer(node)
+        patch = (
+            self._patches_cuda_module(node)
+            or self._cuda_answer(node)
+            or self._nvidia_feature_gate(node)
+        )
         if override or feature or helper or patch or self._is_predicate(node.name):
             # an override of ``.cuda()``: its body is the CUDA implementation, and its
             # ``super().cuda(...)`` is not a call site; the body of ``is_cuda_available()`` or
@@ -630,6 +634,32 @@ class Analyser(ast.NodeVisitor):
             and isinstance(rest[0][0], ast.Return)
             and _is_falsy(rest[0][0].value, number)
         )
+
+    def _nvidia_feature_gate(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+        """A function whose first statements turn away both ROCm and machines without CUDA,
+        answering no (False, None or a message: ``if IS_ROCM or not torch.cuda.is_available():
+        return False``, or ``if IS_ROCM: return "not supported on ROCm"`` then ``if not
+        torch.cuda.is_available(): return "requires CUDA"``). Refusing ROCm, which keeps the
+        ``torch.cuda`` API, says the function answers for something only NVIDIA's hardware has (a
+        kernel built for its architectures): elsewhere "no" is the right answer, its callers
+        choose what it gates, and nothing after it runs on another target."""
+        resolve, flags = self.ctx.qualified_name, self.ctx.cuda_flags
+        turns_away: set[str] = set()
+        for statement in [s for s in node.body if not _is_docstring(s)][:3]:
+            if not (_is_early_return(statement) and _answers_no(statement.body)):
+                break
+            test = statement.test
+            terms = (
+                test.values
+                if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.Or)
+                else [test]
+            )
+            for term in terms:
+                if asks_rocm(term, resolve) or _rocm_flag(term):
+                    turns_away.add("rocm")
+                elif cuda_polarity(term, resolve, flags) == -1:
+                    turns_away.add("cuda")
+        return turns_away == {"rocm", "cuda"}
 
     def _names_cuda(self, module: str) -> bool:
         """``vllm.v1.worker.gpu_worker``: a module below another library's top level named for
@@ -2404,6 +2434,39 @@ def _is_falsy(value: ast.expr | None, number: bool = False) -> bool:
     if value.value is None or value.value is False:
         return True
     return number and type(value.value) in (int, float) and value.value == 0
+
+
+def _answers_no(body: list[ast.stmt]) -> bool:
+    """A block that ends by returning False, None or a message, after at most a logging call:
+    how a question about a feature answers where the feature is missing."""
+    last = body[-1]
+    if len(body) > 2 or not isinstance(last, ast.Return):
+        return False
+    if len(body) == 2 and not (
+        isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Call)
+    ):
+        return False
+    value = last.value
+    message = isinstance(value, ast.JoinedStr) or (
+        isinstance(value, ast.Constant) and isinstance(value.value, str)
+    )
+    return message or _is_falsy(value)
+
+
+def _rocm_flag(test: ast.expr) -> bool:
+    """``IS_ROCM``, ``self._is_hip``, ``utils.IS_ROCM``: a flag named for a ROCm build (a ROCm
+    vendor word of rules/device.toml ``[backend.vendors]`` after ``is_``, ``has_`` or ``use_``)."""
+    from portlint.python.backend_packages import catalogue_words
+
+    name = (
+        test.attr
+        if isinstance(test, ast.Attribute)
+        else test.id
+        if isinstance(test, ast.Name)
+        else ""
+    )
+    match = PREDICATE.fullmatch(name.lstrip("_"))
+    return match is not None and catalogue_words().get(match.group(1).lower()) == "rocm"
 
 
 def _does_nothing(statement: ast.AST) -> bool:
