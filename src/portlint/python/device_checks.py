@@ -17,6 +17,7 @@ from portlint.python.guards import (
     CUDA_DEVICE_TEXT,
     CUDA_PREDICATE,
     asks_availability,
+    availability_before,
     cuda_polarity,
     cuda_prefix,
     device_type_literal,
@@ -676,6 +677,9 @@ def check_device_type_comparison(node: ast.Compare, ctx: Context) -> None:
             # several devices, which a single-device target does not have
             targets.update((t, PORTABLE) for t in SINGLE_DEVICE_TARGETS if t in targets)
         rng_only = _feeds_only_rng_fork(node, ctx)
+        # ``x.device.type == "cuda" and w.device.type == "cuda"``: the second test is evaluated
+        # only where the first found CUDA, which is the site
+        behind = availability_before(node, ctx.parents, ctx.qualified_name, ctx.cuda_flags)
         # ``device_type in ["cuda", "rocm"]``: a list that names other vendors means them; the
         # machine's own type written into it would change which of them match
         names_vendors = any(
@@ -698,7 +702,15 @@ def check_device_type_comparison(node: ast.Compare, ctx: Context) -> None:
                     # a test that asks for an accelerator has nothing to run on a CPU-only one
                     reported = {**targets, "cpu": PORTABLE} if "cpu" in targets else targets
                 severity = Severity.INFO if rng_only or skips else None
-                ctx.report(element, "PRT104", message, targets=reported, fix=fix, severity=severity)
+                ctx.report(
+                    element,
+                    "PRT104",
+                    message,
+                    targets=reported,
+                    fix=fix,
+                    severity=severity,
+                    behind=behind,
+                )
 
 
 def admitted_targets(
