@@ -472,6 +472,18 @@ class Context:
                 machine = machine and self._asks_machine(guard.behind)
                 note = GUARDED_NOTE if machine else SKIPPED_NOTE
                 message += " (" + note.format(targets=", ".join(skipped)) + ")"
+        if (
+            report.rule.code in DEVICE_TYPE_TESTS
+            and severity is not Severity.ERROR
+            and "cpu" in targets
+            and not targets["cpu"].portable
+        ):
+            # ``use_amp = device.type == "cuda"``: a CPU-only machine skips the CUDA arm as it
+            # skips ``if torch.cuda.is_available():``, and needs nothing from it; only where
+            # the test refuses to run (an error) is the CPU refused too
+            targets["cpu"] = PORTABLE
+            if all(advice.status is Status.PORTABLE for advice in targets.values()):
+                return None
         span = report.span or self.span(report.node)
         symbol = self.index.text(span.line, span.column, span.end_line, span.end_column)
         return report.rule.finding(self.path, span, message, symbol, targets, severity, report.fix)
