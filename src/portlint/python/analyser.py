@@ -345,15 +345,7 @@ class Analyser(ast.NodeVisitor):
         target, or none where it is no portlint target. None when no such import is there."""
         packages = self.ctx.catalog.table("device").get("backend", {}).get("packages", {})
         vendor_of = {name: vendor for vendor, names in packages.items() for name in names}
-        vendors = set()
-        for statement in module.body:
-            if isinstance(statement, ast.Import):
-                names = [alias.name for alias in statement.names]
-            elif isinstance(statement, ast.ImportFrom) and not statement.level:
-                names = [statement.module or ""]
-            else:
-                continue
-            vendors |= {vendor_of[n.split(".")[0]] for n in names if n.split(".")[0] in vendor_of}
+        vendors = {vendor_of[p] for p in _top_level_packages(module) if p in vendor_of}
         if len(vendors) != 1:
             return None  # none, or two vendors' stacks (a module no machine loads is rare)
         return frozenset(vendors) & frozenset(self.vendors.markers)
@@ -364,16 +356,7 @@ class Analyser(ast.NodeVisitor):
         (``import triton``: rules/device.toml ``[backend.absent_on]``): all but those the package
         is absent on. None when no such import is there."""
         absent_on = self.ctx.catalog.table("device").get("backend", {}).get("absent_on", {})
-        absent: set[str] = set()
-        for statement in module.body:
-            if isinstance(statement, ast.Import):
-                names = [alias.name for alias in statement.names]
-            elif isinstance(statement, ast.ImportFrom) and not statement.level:
-                names = [statement.module or ""]
-            else:
-                continue
-            for name in names:
-                absent.update(absent_on.get(name.split(".")[0], ()))
+        absent = {t for p in _top_level_packages(module) for t in absent_on.get(p, ())}
         if not absent:
             return None
         return frozenset(self.ctx.catalog.target_facts()) - absent
@@ -2434,6 +2417,18 @@ def _is_falsy(value: ast.expr | None, number: bool = False) -> bool:
     if value.value is None or value.value is False:
         return True
     return number and type(value.value) in (int, float) and value.value == 0
+
+
+def _top_level_packages(module: ast.Module) -> set[str]:
+    """The top-level packages a module imports in its own body, outside any ``try`` or ``if``
+    (``import habana_frameworks.torch.core``, ``from triton import language``)."""
+    packages = set()
+    for statement in module.body:
+        if isinstance(statement, ast.Import):
+            packages |= {alias.name.split(".")[0] for alias in statement.names}
+        elif isinstance(statement, ast.ImportFrom) and not statement.level and statement.module:
+            packages.add(statement.module.split(".")[0])
+    return packages
 
 
 def _answers_no(body: list[ast.stmt]) -> bool:
