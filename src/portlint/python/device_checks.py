@@ -282,7 +282,26 @@ def check_device_strings(node: ast.Call, ctx: Context) -> None:
             if listed:
                 # ``register(device=["cuda", "npu"])``: the list names npu's own device too
                 targets = {t: PORTABLE if t in listed else a for t, a in targets.items()}
-            ctx.report(literal.node, "PRT101", message, targets=targets, fix=fix, severity=severity)
+            ctx.report(
+                literal.node,
+                "PRT101",
+                message,
+                targets=targets,
+                fix=fix,
+                severity=severity,
+                behind=_after_refusing_test(node, ctx),
+            )
+
+
+def _after_refusing_test(node: ast.AST, ctx: Context) -> ast.expr | None:
+    """``assert torch.cuda.is_available()`` then ``torch.device("cuda")``: the other targets
+    stop at the assert and never reach the device, so the assert is the site (the test the
+    device sits behind, which ``Context._behind_tests`` reads). None elsewhere: a device in the
+    arm of ``if torch.cuda.is_available():`` is what the other targets skip, and is reported."""
+    guard = ctx.guards.get(id(node))
+    if guard is None or guard.behind is None or guard.cuda_only:
+        return None
+    return guard.behind
 
 
 def _forwarded_default(
