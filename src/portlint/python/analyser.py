@@ -55,6 +55,7 @@ from portlint.python.guards import (
     admits_cuda,
     asks_availability,
     asks_rocm,
+    boolean_choice,
     compared_with_none,
     cuda_polarity,
     cuda_prefix,
@@ -1269,6 +1270,11 @@ class Analyser(ast.NodeVisitor):
         return list(listed.elts) if isinstance(listed, ast.List | ast.Tuple | ast.Set) else None
 
     def visit_IfExp(self, node: ast.IfExp) -> None:
+        if boolean_choice(node):
+            # ``use_gpu = True if torch.cuda.is_available() else False``: the test's own truth,
+            # judged where the name is tested, as for ``use_gpu = torch.cuda.is_available()``
+            self.visit(node.test)
+            return
         self._visit_branches(ifexp_chain(node), statement=False)
 
     def _visit_branches(self, branches: list[Branch], statement: bool) -> None:

@@ -36,7 +36,7 @@ from pathlib import Path
 
 from portlint.config import version_tuple
 from portlint.model import Applicability, Edit, Fix, Span
-from portlint.python.guards import CUDA_CHECKS, flag_name
+from portlint.python.guards import CUDA_CHECKS, boolean_choice, flag_name
 from portlint.python.names import import_bindings
 from portlint.python.slices import whole
 from portlint.python.tree import LazyParents, statements_walk
@@ -490,6 +490,14 @@ class FixBase:
                 # ``a and b`` runs b when a holds; ``not a or b`` runs b when a holds too.
                 position = ancestor.values.index(child)  # nodes compare by identity
                 guarded.extend(ancestor.values[position + 1 :])
+            elif (
+                isinstance(ancestor, ast.IfExp)
+                and ancestor.test is child
+                and boolean_choice(ancestor)
+            ):
+                # ``use_gpu = True if torch.cuda.is_available() else False``: the test's own
+                # truth, read where the name is tested
+                negated = negated if boolean_choice(ancestor) == 1 else not negated
             elif isinstance(ancestor, ast.If | ast.IfExp | ast.While) and ancestor.test is child:
                 body = ancestor.body if isinstance(ancestor.body, list) else [ancestor.body]
                 other = ancestor.orelse

@@ -399,6 +399,9 @@ def cuda_polarity(test: ast.expr, resolve: Resolve, cuda_flags: set[str]) -> int
     """+1 if the test is true on a CUDA machine, -1 if it is the negation of such a test, else 0."""
     if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
         return -cuda_polarity(test.operand, resolve, cuda_flags)
+    if isinstance(test, ast.IfExp) and boolean_choice(test):
+        # ``True if torch.cuda.is_available() else False``: the test itself, or its negation
+        return boolean_choice(test) * cuda_polarity(test.test, resolve, cuda_flags)
     if isinstance(test, ast.BoolOp):
         each = [cuda_polarity(value, resolve, cuda_flags) for value in test.values]
         polarities = set(each)
@@ -427,6 +430,13 @@ def cuda_polarity(test: ast.expr, resolve: Resolve, cuda_flags: set[str]) -> int
     if cuda_prefix(test) is not None:
         return 1  # str(device).startswith("cuda")
     return 1 if _is_cuda_check(test, resolve) else 0
+
+
+def boolean_choice(node: ast.IfExp) -> int:
+    """``True if X else False``: 1 (the value is X's truth), ``False if X else True``: -1 (its
+    negation), any other choice: 0."""
+    arms = [a.value if isinstance(a, ast.Constant) else None for a in (node.body, node.orelse)]
+    return {(True, False): 1, (False, True): -1}.get((arms[0], arms[1]), 0)
 
 
 def asks_rocm(test: ast.expr, resolve: Resolve) -> bool:
