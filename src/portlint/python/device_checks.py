@@ -17,7 +17,6 @@ from portlint.python.guards import (
     CUDA_DEVICE_TEXT,
     CUDA_PREDICATE,
     asks_availability,
-    availability_before,
     cuda_polarity,
     cuda_prefix,
     device_type_literal,
@@ -698,7 +697,7 @@ def check_device_type_comparison(node: ast.Compare, ctx: Context) -> None:
         rng_only = _feeds_only_rng_fork(node, ctx)
         # ``x.device.type == "cuda" and w.device.type == "cuda"``: the second test is evaluated
         # only where the first found CUDA, which is the site
-        behind = availability_before(node, ctx.parents, ctx.qualified_name, ctx.cuda_flags)
+        behind = ctx.behind_cuda_test(node, ctx.guards.get(id(node)))
         # ``device_type in ["cuda", "rocm"]``: a list that names other vendors means them; the
         # machine's own type written into it would change which of them match
         names_vendors = any(
