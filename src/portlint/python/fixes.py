@@ -114,9 +114,10 @@ DEVICE_PACKAGES = frozenset({"torch", "torch_npu", "torch_mlu"})
 def _insertion_point(tree: ast.Module) -> tuple[int, int]:
     """The start of the line after the module's leading docstring and imports, or after its
     ``import torch`` / ``import torch_npu`` / ``import torch_mlu`` when one comes later (after a
-    ``sys.path`` or ``os.environ`` line). Later imports of other packages do not move it, so
-    that code between them can already use the device."""
-    after, leading = 0, True
+    ``sys.path`` or ``os.environ`` line), and after the imports that directly follow that one
+    (the rest of its block of imports). Imports after other code do not move it, so that code
+    between them can already use the device."""
+    after, leading, run = 0, True, False
     for position, statement in enumerate(tree.body):
         is_docstring = (
             position == 0
@@ -131,6 +132,9 @@ def _insertion_point(tree: ast.Module) -> tuple[int, int]:
             continue
         leading = False
         if any(_imported_packages(node) & DEVICE_PACKAGES for node in imports):
+            run = True
+        run = run and bool(imports)
+        if run:
             after = statement.end_lineno or statement.lineno
     return after + 1, 0
 
