@@ -299,6 +299,11 @@ class Analyser(ast.NodeVisitor):
         loads = self._platform_reach(node)
         if loads is not None:
             reach = loads if reach is None else reach & loads
+        if _rebinds_cuda_api(node):
+            # ``torch.cuda.is_available = torch.xpu.is_available`` and the like: a layer that
+            # points the CUDA API at another device's, run where that device is; none of its
+            # lines is a site of any target
+            reach = frozenset()
         migrated = self._migrated_targets(node)
         if reach is not None or migrated:
             # ``ascend_cudagraph.py`` beside ``camb_cudagraph.py``, or a module that imports
@@ -2423,6 +2428,26 @@ def _is_falsy(value: ast.expr | None, number: bool = False) -> bool:
     if value.value is None or value.value is False:
         return True
     return number and type(value.value) in (int, float) and value.value == 0
+
+
+#: How many names of ``torch.cuda`` a module rebinds before it is a layer that redirects the
+#: CUDA API (one rebinding is a workaround for one function).
+CUDA_API_REBINDINGS = 3
+
+
+def _rebinds_cuda_api(module: ast.Module) -> bool:
+    """The module assigns to at least ``CUDA_API_REBINDINGS`` names of ``torch.cuda``
+    (``torch.cuda.is_available = torch.xpu.is_available``, ``torch.cuda.device =
+    torch.dml.device``): it redirects the CUDA API to another device's, as a vendor's migration
+    tool does (sdnext's Intel and DirectML layers)."""
+    rebound = {
+        ast.unparse(target)
+        for node in ast.walk(module)
+        if isinstance(node, ast.Assign)
+        for target in node.targets
+        if isinstance(target, ast.Attribute) and ast.unparse(target).startswith("torch.cuda.")
+    }
+    return len(rebound) >= CUDA_API_REBINDINGS
 
 
 def _top_level_packages(module: ast.Module) -> set[str]:
