@@ -211,7 +211,15 @@ def _tested_beside_rocm_arm(node: ast.AST, ctx: Context) -> bool:
     tests = [branch.test for branch in if_chain(top) if branch.test is not None]
     if not any(test is child for test in tests):
         return False  # in an arm's body, not in its test
-    return any(test is not child and rocm_build_test(test, ctx.qualified_name) for test in tests)
+    return any(test is not child and _requires_rocm(test, ctx) for test in tests)
+
+
+def _requires_rocm(test: ast.expr, ctx: Context) -> bool:
+    """``torch.version.hip``, or an ``and`` that requires it (``torch.cuda.is_available() and
+    torch.version.hip``, ``torch.version.hip and allow_rocm``): true on ROCm builds only."""
+    if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And):
+        return any(rocm_build_test(value, ctx.qualified_name) for value in test.values)
+    return rocm_build_test(test, ctx.qualified_name)
 
 
 def _report_switch(node: ast.AST, name: str, ctx: Context, code: str, message: str) -> None:
