@@ -299,7 +299,7 @@ class Analyser(ast.NodeVisitor):
         loads = self._platform_reach(node)
         if loads is not None:
             reach = loads if reach is None else reach & loads
-        if _rebinds_cuda_api(node):
+        if _rebinds_cuda_api(node, self.ctx.text):
             # ``torch.cuda.is_available = torch.xpu.is_available`` and the like: a layer that
             # points the CUDA API at another device's, run where that device is; none of its
             # lines is a site of any target
@@ -2435,11 +2435,17 @@ def _is_falsy(value: ast.expr | None, number: bool = False) -> bool:
 CUDA_API_REBINDINGS = 3
 
 
-def _rebinds_cuda_api(module: ast.Module) -> bool:
+#: A line that may assign to a name of ``torch.cuda`` (read from the text before the tree).
+CUDA_API_REBINDING = re.compile(r"^[ \t]*torch\.cuda\.[\w.]+[ \t]*=(?!=)", re.MULTILINE)
+
+
+def _rebinds_cuda_api(module: ast.Module, text: str) -> bool:
     """The module assigns to at least ``CUDA_API_REBINDINGS`` names of ``torch.cuda``
     (``torch.cuda.is_available = torch.xpu.is_available``, ``torch.cuda.device =
     torch.dml.device``): it redirects the CUDA API to another device's, as a vendor's migration
     tool does (sdnext's Intel and DirectML layers)."""
+    if len(CUDA_API_REBINDING.findall(text)) < CUDA_API_REBINDINGS:
+        return False  # most modules: the tree is not walked
     rebound = {
         ast.unparse(target)
         for node in ast.walk(module)
