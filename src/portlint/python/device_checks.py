@@ -17,6 +17,7 @@ from portlint.python.guards import (
     CUDA_DEVICE_TEXT,
     CUDA_PREDICATE,
     asks_availability,
+    availability_before,
     cuda_polarity,
     cuda_prefix,
     device_type_literal,
@@ -292,6 +293,20 @@ def check_device_strings(node: ast.Call, ctx: Context) -> None:
             )
 
 
+def _behind_cuda_path(node: ast.AST, ctx: Context) -> ast.expr | None:
+    """The CUDA test a device-type test is evaluated behind, when only CUDA gets there: an
+    operand before it in an ``and`` that found CUDA, or the test of the CUDA arm it sits in (``if
+    torch.cuda.is_available():``). None after an exit that lets another target through too (``if
+    dev.type not in ("cuda", "xpu"): return``): xpu goes on and skips the CUDA arm here."""
+    found = availability_before(node, ctx.parents, ctx.qualified_name, ctx.cuda_flags)
+    if found is not None:
+        return found
+    guard = ctx.guards.get(id(node))
+    if guard is None or not guard.cuda_only or guard.only is not None:
+        return None
+    return guard.behind
+
+
 def _after_refusing_test(node: ast.AST, ctx: Context) -> ast.expr | None:
     """``assert torch.cuda.is_available()`` then ``torch.device("cuda")``: the other targets
     stop at the assert and never reach the device, so the assert is the site (the test the
@@ -300,6 +315,8 @@ def _after_refusing_test(node: ast.AST, ctx: Context) -> ast.expr | None:
     guard = ctx.guards.get(id(node))
     if guard is None or guard.behind is None or guard.cuda_only:
         return None
+    if not isinstance(ctx.parents.get(id(guard.behind)), ast.Assert):
+        return None  # ``if dev.type not in ("cuda", "xpu"): return``: xpu goes on to the device
     return guard.behind
 
 
@@ -697,7 +714,7 @@ def check_device_type_comparison(node: ast.Compare, ctx: Context) -> None:
         rng_only = _feeds_only_rng_fork(node, ctx)
         # ``x.device.type == "cuda" and w.device.type == "cuda"``: the second test is evaluated
         # only where the first found CUDA, which is the site
-        behind = ctx.behind_cuda_test(node, ctx.guards.get(id(node)))
+        behind = _behind_cuda_path(node, ctx)
         # ``device_type in ["cuda", "rocm"]``: a list that names other vendors means them; the
         # machine's own type written into it would change which of them match
         names_vendors = any(
