@@ -238,12 +238,12 @@ class Analyser(ast.NodeVisitor):
                     # ``if distributed_type == DistributedType.NO: return``: what follows runs
                     # with several processes, which a single-device target never has
                     covered |= self.multi_device.single
-                asks = polarity == -1
-                # (the statement's own test where the early exit was read from an ``else``)
-                behind = (node.test if node is statement else statement.test) if asks else None
                 # ``if dev not in ("cuda", "xpu"): return``: xpu goes on too, so what follows
-                # is no CUDA-only path (xpu does not skip it, it runs it)
+                # is no CUDA-only path (xpu does not skip it, it runs it), and the test does not
+                # speak for what xpu meets there
                 cuda_path = polarity == -1 and _only_cuda_goes_on(reach)
+                # (the statement's own test where the early exit was read from an ``else``)
+                behind = (node.test if node is statement else statement.test) if cuda_path else None
                 self.guard = self.guard.inside(cuda_path, covered, reach, behind=behind)
             elif isinstance(node, ast.Assert):
                 self._after_assert(node)
