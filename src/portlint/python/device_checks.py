@@ -712,8 +712,9 @@ def check_device_type_comparison(node: ast.Compare, ctx: Context) -> None:
             # several devices, which a single-device target does not have
             targets.update((t, PORTABLE) for t in SINGLE_DEVICE_TARGETS if t in targets)
         rng_only = _feeds_only_rng_fork(node, ctx)
-        # ``x.device.type == "cuda" and w.device.type == "cuda"``: the second test is evaluated
-        # only where the first found CUDA, which is the site
+        # ``x.device.type == "cuda" and w.device.type == "cuda"``, or a test in the arm of ``if
+        # torch.cuda.is_available():``: evaluated only where the first test found CUDA, which
+        # is the site
         behind = _behind_cuda_path(node, ctx)
         # ``device_type in ["cuda", "rocm"]``: a list that names other vendors means them; the
         # machine's own type written into it would change which of them match
