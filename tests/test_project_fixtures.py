@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 
 from support import FIXTURES, run_cli
 
@@ -16,3 +17,65 @@ def test_a_package_imports_itself_without_a_finding():
     assert [(f["path"], f["line"], f["code"], f["symbol"]) for f in findings] == [
         ("bitsandbytes/optim/adam.py", 7, "PRT501", "apex"),
     ]
+
+
+def _targets_by_site(out: str) -> list[tuple[str, int, str, str, list[str]]]:
+    return [
+        (f["path"], f["line"], f["code"], f["severity"], sorted(f["targets"]))
+        for f in json.loads(out)
+    ]
+
+
+def _sites(path: str) -> list[tuple[str, int, str, str, list[str]]]:
+    """The findings of one uncached, isolated run over ``path`` in fixtures/project."""
+    status, out, _ = run_cli(
+        path, "--output-format", "json", "--isolated", "--no-cache", cwd=FIXTURES / "project"
+    )
+    assert status == 1
+    return _targets_by_site(out)
+
+
+#: fixtures/project/cuda_layers, linted as one run: Ascend's migration tool, imported by the
+#: ``ascendapp`` package, covers npu in the modules that import the package; the web UI's own
+#: Intel layer covers xpu for the ``torch.cuda`` names it (and the module beside it) rebinds.
+CUDA_LAYER_FINDINGS = [
+    ("cuda_layers/ascendapp/train.py", 9, "PRT301", "error", ["cpu", "mlu", "mps", "xpu"]),
+    ("cuda_layers/ascendapp/train.py", 10, "PRT201", "error", ["cpu", "mlu", "mps", "xpu"]),
+    ("cuda_layers/ascendapp/train.py", 11, "PRT102", "error", ["cpu", "mlu", "mps", "xpu"]),
+    ("cuda_layers/ascendapp/train.py", 12, "PRT101", "error", ["cpu", "mlu", "mps", "xpu"]),
+    # the migration tool does not patch ``.is_cuda``
+    ("cuda_layers/ascendapp/train.py", 14, "PRT103", "warning", ["mlu", "mps", "npu", "xpu"]),
+    # a stand-alone script that imports nothing of the package runs without the tool
+    ("cuda_layers/eval_script.py", 6, "PRT101", "error", ["cpu", "mlu", "mps", "npu", "xpu"]),
+    ("cuda_layers/webui/memory.py", 8, "PRT201", "error", ["cpu", "mlu", "mps", "npu"]),
+    ("cuda_layers/webui/memory.py", 9, "PRT201", "info", ["cpu", "mlu", "mps", "npu"]),
+    # a name the layer leaves alone
+    ("cuda_layers/webui/memory.py", 11, "PRT201", "error", ["cpu", "mlu", "mps", "npu", "xpu"]),
+]
+
+
+def test_cuda_layers_of_the_project_cover_their_target():
+    assert _sites("cuda_layers") == CUDA_LAYER_FINDINGS
+
+
+def test_a_file_linted_without_the_layer_lists_every_target():
+    # the layer is found among the files of the run: a run over one module does not see it
+    assert [site[-1] for site in _sites("cuda_layers/webui/memory.py")] == [
+        ["cpu", "mlu", "mps", "npu", "xpu"],
+        ["cpu", "mlu", "mps", "npu", "xpu"],
+        ["cpu", "mlu", "mps", "npu", "xpu"],
+    ]
+
+
+def test_the_cache_follows_a_layer_that_goes_away(tmp_path):
+    project = tmp_path / "project"
+    shutil.copytree(FIXTURES / "project" / "cuda_layers", project)
+    first = run_cli(".", "--output-format", "json", "--isolated", cwd=project)
+    again = run_cli(".", "--output-format", "json", "--isolated", cwd=project)
+    assert first == again
+    assert ["cpu", "mlu", "mps", "xpu"] in [site[-1] for site in _targets_by_site(first[1])]
+    tool = project / "ascendapp" / "npu_config.py"
+    tool.write_text(tool.read_text().replace("from torch_npu.contrib import", "# no "))
+    _, out, _ = run_cli(".", "--output-format", "json", "--isolated", cwd=project)
+    train = [site for site in _targets_by_site(out) if site[0] == "ascendapp/train.py"]
+    assert [site[-1] for site in train][:4] == [["cpu", "mlu", "mps", "npu", "xpu"]] * 4

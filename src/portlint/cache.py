@@ -105,9 +105,11 @@ def settings_fingerprint(settings: Settings) -> str:
 class Shard:
     """The cache file for one combination of code, catalogue and settings."""
 
-    def __init__(self, path: Path, entries: dict[str, list[Any]]) -> None:
+    def __init__(self, path: Path, entries: dict[str, list[Any]], length: int = 5) -> None:
         self.path = path
         self.entries = entries
+        #: How many items an entry holds (findings: 5; a file's facts: 3).
+        self.length = length
         #: Paths stored or confirmed by this run (the rest are checked for existence on save).
         self.touched: set[str] = set()
         self.changed = False
@@ -124,6 +126,7 @@ class Cache:
         self._neighbours: dict[str, str] = {}
         self._listings: dict[str, list[str]] = {}
         self._cwd = os.getcwd()  # portlint never changes it: asked once, not for every file
+        self._facts: Shard | None = None
 
     def key(self, path: str) -> str:
         """The absolute path a file is cached under (``os.path.abspath``, without asking for
@@ -242,9 +245,34 @@ class Cache:
         shard.touched.add(key)
         shard.changed = True
 
+    def facts(self, path: str, read: Callable[[str], list[Any] | None]) -> list[Any] | None:
+        """What ``read`` finds in a file (``python.layers.Finder.file_facts``), kept with the
+        file's modification time and size: a file that has not changed is not read again."""
+        store = self._facts
+        if store is None:
+            name = blake2b(f"facts:{self._base}".encode(), digest_size=12).hexdigest()
+            stored = self.directory / f"{name}.facts"
+            store = self._facts = Shard(stored, _read_entries(stored, 3), 3)
+        key = self.key(path)
+        try:
+            stat = os.stat(key)
+        except OSError:
+            return None
+        entry = store.entries.get(key)
+        if entry is not None and entry[:2] == [stat.st_mtime_ns, stat.st_size]:
+            store.touched.add(key)
+            return entry[2]
+        found = read(path)
+        if found is not None:
+            store.entries[key] = [stat.st_mtime_ns, stat.st_size, found]
+            store.touched.add(key)
+            store.changed = True
+        return found
+
     def save(self) -> str | None:
         """Write the shards that changed; a one-line problem if the cache cannot be written."""
-        changed = [shard for shard in self._shards.values() if shard.changed]
+        shards = [*self._shards.values(), *([self._facts] if self._facts else [])]
+        changed = [shard for shard in shards if shard.changed]
         if not changed:
             return None
         try:
@@ -285,7 +313,7 @@ def ensure_folder(directory: Path) -> None:
 
 def _write_shard(shard: Shard) -> None:
     # Another run may have written this shard since it was read: keep its entries too.
-    merged = {**_read_entries(shard.path), **shard.entries}
+    merged = {**_read_entries(shard.path, shard.length), **shard.entries}
     for key in list(merged):
         if key not in shard.touched and not os.path.exists(key):
             del merged[key]
@@ -306,14 +334,14 @@ def _atomic_write(path: Path, text: str) -> None:
         raise
 
 
-def _read_entries(path: Path) -> dict[str, list[Any]]:
+def _read_entries(path: Path, length: int = 5) -> dict[str, list[Any]]:
     try:
         data = json.loads(path.read_bytes())
     except (OSError, ValueError):
         return {}
     if not isinstance(data, dict):
         return {}
-    return {k: v for k, v in data.items() if isinstance(v, list) and len(v) == 5}
+    return {k: v for k, v in data.items() if isinstance(v, list) and len(v) == length}
 
 
 # Findings as JSON arrays: the path is left out (it is the entry's key, and a run may name the

@@ -61,6 +61,9 @@ class Settings(NamedTuple):
     requires_python: str | None = None
     #: Files larger than this many bytes get one "too large" finding instead of being analysed.
     max_file_size: int = DEFAULT_MAX_FILE_SIZE
+    #: The project's CUDA-API layers found among the run's files (``python.layers.Layer``s):
+    #: what they make run on another target is no site of it. A run's fact, not configured.
+    cuda_layers: tuple = ()
 
     @property
     def root(self) -> Path:

@@ -24,7 +24,7 @@ from portlint.config import Settings
 from portlint.discover import Candidate, matches_glob
 from portlint.fix import MAX_ROUNDS, FixPolicy, apply_fixes
 from portlint.languages import is_python_path
-from portlint.model import FileResult, Finding, SourceFile, Span
+from portlint.model import TARGETS, FileResult, Finding, SourceFile, Span
 from portlint.sink import FindingList
 
 if TYPE_CHECKING:
@@ -517,11 +517,13 @@ def _lint_paths(
     # job to run.
     entries: list[FileResult | Cached | Job] = []
     ordered = sorted(candidates, key=lambda candidate: candidate.path)
+    layered = _with_layers(ordered, settings, cache)
     for candidate in ordered:
         if candidate.language not in ANALYSERS:
             continue
         path = candidate.path
         own = candidate.settings or settings  # its closest configuration, else the run's
+        own = layered(candidate, own)  # and the project's CUDA-API layers it loads
         policy = fixing and fixing._replace(targets=own.targets)
         known = None
         if cache is not None:
@@ -551,6 +553,55 @@ def _lint_paths(
         elif stamp is not None and cache is not None:
             cache.store(job.path, job.settings, stamp, result.findings)
         yield result
+
+
+def _with_layers(
+    ordered: list[Candidate], settings: Settings, cache: Cache | None
+) -> Callable[[Candidate, Settings], Settings]:
+    """The settings of each file, completed with the CUDA-API layers that the file reaches
+    among the run's Python files (``python.layers``): one settings object for each configuration
+    and set of layers, so that the cache and the workers see as few distinct ones as before."""
+    from portlint.python import layers as found
+
+    paths = [candidate.path for candidate in ordered if candidate.language == "python"]
+    if not paths:
+        return lambda candidate, own: own
+    finders: list[found.Finder] = []
+
+    def read(path: str) -> list | None:
+        raw = found.read_file(path, settings.max_file_size)
+        if raw is None:
+            return None
+        if b"torch" not in raw:
+            return found.imports_only(raw)  # no layer: the catalogue is not needed
+        if not finders:
+            tools = load_catalog().table("device").get("backend", {}).get("migration", {})
+            finders.append(found.Finder(tools, TARGETS))
+        return finders[0].file_facts(raw)
+
+    facts = {path: cache.facts(path, read) if cache else read(path) for path in paths}
+    known = {path: fact for path, fact in facts.items() if fact is not None}
+    layers = found.layers_of(known, TARGETS)
+    if not layers:
+        return lambda candidate, own: own
+    completed: dict[tuple[int, tuple], tuple[Settings, Settings]] = {}
+
+    def layered(candidate: Candidate, own: Settings) -> Settings:
+        imported = known.get(candidate.path, [[], [], {}, []])[3]
+        reaching = tuple(
+            layer
+            for layer, packages in layers.items()
+            if candidate.language == "python" and found.reached(candidate.path, imported, packages)
+        )
+        if not reaching:
+            return own
+        key = (id(own), reaching)
+        done = completed.get(key)
+        if done is None or done[0] is not own:
+            done = completed[key] = (own, own._replace(cuda_layers=reaching))
+        return done[1]
+
+    return layered
 
 
 class Cached(NamedTuple):

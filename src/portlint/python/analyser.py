@@ -68,6 +68,7 @@ from portlint.python.guards import (
     older_torch_bound,
     only_targets,
 )
+from portlint.python.layers import REBINDING, REBINDINGS
 from portlint.python.names import (
     class_locals,
     comprehension_locals,
@@ -2430,21 +2431,12 @@ def _is_falsy(value: ast.expr | None, number: bool = False) -> bool:
     return number and type(value.value) in (int, float) and value.value == 0
 
 
-#: How many names of ``torch.cuda`` a module rebinds before it is a layer that redirects the
-#: CUDA API (one rebinding is a workaround for one function).
-CUDA_API_REBINDINGS = 3
-
-
-#: A line that may assign to a name of ``torch.cuda`` (read from the text before the tree).
-CUDA_API_REBINDING = re.compile(r"^[ \t]*torch\.cuda\.[\w.]+[ \t]*=(?!=)", re.MULTILINE)
-
-
 def _rebinds_cuda_api(module: ast.Module, text: str) -> bool:
     """The module assigns to at least ``CUDA_API_REBINDINGS`` names of ``torch.cuda``
     (``torch.cuda.is_available = torch.xpu.is_available``, ``torch.cuda.device =
     torch.dml.device``): it redirects the CUDA API to another device's, as a vendor's migration
     tool does (sdnext's Intel and DirectML layers)."""
-    if len(CUDA_API_REBINDING.findall(text)) < CUDA_API_REBINDINGS:
+    if len(REBINDING.findall(text)) < REBINDINGS:
         return False  # most modules: the tree is not walked
     rebound = {
         ast.unparse(target)
@@ -2453,7 +2445,7 @@ def _rebinds_cuda_api(module: ast.Module, text: str) -> bool:
         for target in node.targets
         if isinstance(target, ast.Attribute) and ast.unparse(target).startswith("torch.cuda.")
     }
-    return len(rebound) >= CUDA_API_REBINDINGS
+    return len(rebound) >= REBINDINGS
 
 
 def _top_level_packages(module: ast.Module) -> set[str]:
@@ -3372,6 +3364,9 @@ def _analyse_tree(
         return summaries, {}  # the whole file is the backend: nothing in it is reported
     ctx = Context(path=source.path, text=source.text, catalog=catalog, index=index)
     ctx.backend_lines = [(backend.first_line, backend.last_line) for backend in backends]
+    if settings is not None and settings.cuda_layers:
+        ctx.layers = settings.cuda_layers
+        ctx.layer_rules = catalog.table("device").get("backend", {}).get("project_layers", {})
     stem = os.path.splitext(os.path.basename(source.path))[0]
     absent = package_scope(stem, catalog)
     if absent:  # bitsandbytes.py, bnb.py

@@ -21,6 +21,7 @@ from portlint.python.guards import (
     availability_before,
     flag_name,
 )
+from portlint.python.layers import Layer
 from portlint.python.names import NameResolver
 from portlint.python.tree import walk
 from portlint.textindex import LineIndex
@@ -106,6 +107,10 @@ class Context:
     #: (first, last, targets) of modules, classes and functions named for a CUDA-only package:
     #: the targets without a build of the package are not reported inside them.
     package_scopes: list[tuple[int, int, frozenset[str]]] = field(default_factory=list)
+    #: The project's CUDA-API layers (``Settings.cuda_layers``) and the rules each kind covers
+    #: (rules/device.toml ``[backend.project_layers]``).
+    layers: tuple[Layer, ...] = ()
+    layer_rules: Mapping[str, list[str]] = field(default_factory=dict)
     #: Local name -> the cuDNN/TF32 switch its value was read from (``old = ...benchmark``).
     saved_switches: dict[str, str] = field(default_factory=dict)
     #: id(node) -> (id of its module-level statement, switch) for a write that restores a saved
@@ -443,6 +448,13 @@ class Context:
                 if first <= line <= last:
                     for target in absent & targets.keys():
                         targets[target] = PORTABLE
+        if self.layers:
+            # ``transfer_to_npu`` imported somewhere in the project: npu runs this site
+            text = self.index.text(*(report.span or self.span(report.node)))
+            code = report.rule.code
+            for layer in self.layers:
+                if layer.target in targets and layer.covers(code, text, self.layer_rules):
+                    targets[layer.target] = PORTABLE
         if guard.cuda_only and "cpu" in targets:
             targets["cpu"] = PORTABLE
         if id(report.node) in self.single_device_tests:
