@@ -587,12 +587,10 @@ def _with_layers(
     completed: dict[tuple[int, tuple], tuple[Settings, Settings]] = {}
 
     def layered(candidate: Candidate, own: Settings) -> Settings:
-        imported = known.get(candidate.path, [[], [], {}, []])[3]
-        reaching = tuple(
-            layer
-            for layer, packages in layers.items()
-            if candidate.language == "python" and found.reached(candidate.path, imported, packages)
-        )
+        fact = known.get(candidate.path) if candidate.language == "python" else None
+        if fact is None:
+            return own
+        reaching = found.reached(candidate.path, fact, layers)
         if not reaching:
             return own
         key = (id(own), reaching)

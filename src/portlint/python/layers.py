@@ -44,7 +44,7 @@ REBINDING_VALUE = re.compile(
     rb"^[ \t]*torch\.cuda\.([\w.]+)[ \t]*=(?!=)[ \t]*(?:torch\.(\w+))?", re.MULTILINE
 )
 #: An import statement's first module: its top-level package, or the dots of a relative import.
-IMPORTED = re.compile(rb"^[ \t]*(?:from|import)[ \t]+(\.+|\w+)", re.MULTILINE)
+IMPORTED = re.compile(rb"[ \t]*(?:from|import)[ \t]+(\.+|\w+)")
 
 
 class Layer(NamedTuple):
@@ -132,11 +132,21 @@ def layers_of(
 
 def imported_packages(raw: bytes) -> list[str]:
     """The top-level packages a file's import lines name; "." for a relative import (one
-    inside the file's own package)."""
+    inside the file's own package). Every ``import`` word is looked at on its line (quicker
+    than a multi-line pattern over the whole text: a file has few)."""
     found = set()
-    for match in IMPORTED.finditer(raw):
-        first = match.group(1).decode()
-        found.add("." if first.startswith(".") else first)
+    seen_lines = set()
+    at = raw.find(b"import")
+    while at >= 0:
+        start = raw.rfind(b"\n", 0, at) + 1
+        if start not in seen_lines:
+            seen_lines.add(start)
+            end = raw.find(b"\n", at)
+            match = IMPORTED.match(raw, start, len(raw) if end < 0 else end)
+            if match:
+                first = match.group(1).decode()
+                found.add("." if first.startswith(".") else first)
+        at = raw.find(b"import", at + 6)
     return sorted(found)
 
 
@@ -145,15 +155,23 @@ def imports_only(raw: bytes) -> list[Any]:
     return [[], [], {}, imported_packages(raw)]
 
 
-def reached(path: str, imported: Iterable[str], packages: frozenset[str]) -> bool:
-    """Whether a file with these imports loads a layer of the top-level ``packages``: it
-    imports one, or imports relatively inside one, or is a module of a layer outside packages."""
-    imports = set(imported)
-    if packages & imports:
-        return True
-    if "." in imports:
-        return top_package(path) in packages
-    return os.path.splitext(os.path.basename(path))[0] in packages
+def reached(
+    path: str, facts: list[Any], layers: Mapping[Layer, frozenset[str]]
+) -> tuple[Layer, ...]:
+    """The layers a file with these ``file_facts`` loads: a layer whose top-level package it
+    imports, or imports relatively inside, and a migration tool it imports itself; a module
+    outside packages that is the layer loads it too."""
+    migrated, _, _, imported = facts
+    names = frozenset(imported)
+    home = top_package(path)
+    inside = "." in names or home == os.path.splitext(os.path.basename(path))[0]
+    return tuple(
+        layer
+        for layer, packages in layers.items()
+        if packages & names
+        or (inside and home in packages)
+        or (layer.kind == "migration" and layer.target in migrated)
+    )
 
 
 def top_package(path: str) -> str:
