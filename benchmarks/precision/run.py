@@ -314,6 +314,27 @@ def find_gitdir(mirror: Path, pin: Pin) -> Path | None:
     return None
 
 
+def package_inits(gitdir: Path, commit: str, subpaths: list[str]) -> list[str]:
+    """The ``__init__.py`` files of the folders above the sub-paths: the packages the pinned
+    modules belong to, as in a full checkout (``from xtuner.v1.utils import ...`` is an import
+    of the project's own package only where ``xtuner/__init__.py`` is there)."""
+    above = {
+        "/".join(parts[:end] + ["__init__.py"])
+        for path in subpaths
+        for parts in [path.strip("/").split("/")]
+        for end in range(1, len(parts))
+    }
+    if not above:
+        return []
+    listed = subprocess.run(
+        ["git", f"--git-dir={gitdir}", "ls-tree", "--name-only", commit, "--", *sorted(above)],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return [name for name in listed.stdout.splitlines() if name not in subpaths]
+
+
 def ensure_checkout(src: Path, mirror: Path | None, pin: Pin) -> Path:
     """The checkout folder of a pin, extracted from the mirror when it is missing."""
     folder = src / pin.folder
@@ -327,6 +348,7 @@ def ensure_checkout(src: Path, mirror: Path | None, pin: Pin) -> Path:
         raise SystemExit(f"no git directory for {pin.repo} under {mirror}")
     folder.mkdir(parents=True, exist_ok=True)
     paths = [] if pin.subpaths == (".",) else list(pin.subpaths)
+    paths += package_inits(gitdir, pin.commit, paths)
     with tempfile.TemporaryFile() as archive:
         subprocess.run(
             ["git", f"--git-dir={gitdir}", "archive", pin.commit, *paths],
