@@ -140,9 +140,14 @@ class Analyser(ast.NodeVisitor):
             target: tuple(facts.get("markers", ()))
             for target, facts in ctx.catalog.target_facts().items()
         }
-        hosted = ctx.catalog.table("device").get("device", {}).get("hosted_notebooks", {})
+        device = ctx.catalog.table("device")
+        hosted = device.get("device", {}).get("hosted_notebooks", {})
+        runtimes = device.get("backend", {}).get("runtimes", {})
         self.vendors = Vendors(
-            markers, vendor_words(ctx.catalog), hosted=tuple(hosted.get("words", ()))
+            markers,
+            vendor_words(ctx.catalog),
+            hosted=tuple(hosted.get("words", ())),
+            runtimes=tuple(runtimes.get("words", ())),
         )
         self.multi_device = MultiDevice.from_facts(
             ctx.catalog.target_facts(), ctx.catalog.table("targets").get("multi_device", {})

@@ -113,6 +113,8 @@ class Vendors:
     flags: dict[str, frozenset[str]] = field(default_factory=dict)
     #: words of hosted notebook services that offer no target's accelerator (``colab``)
     hosted: tuple[str, ...] = ()
+    #: Words of runtimes that no target is (rules/device.toml ``[backend.runtimes]``).
+    runtimes: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         #: marker -> the targets it is a marker of, for ``marked_targets``
@@ -814,6 +816,8 @@ def only_targets(test: ast.expr, resolve: Resolve, vendors: Vendors) -> frozense
                 vendor = vendors.words.get(operand.value.lower())
                 if vendor in vendors.markers and vendor != "cpu":
                     return frozenset({vendor})
+                if operand.value.lower() in vendors.runtimes:
+                    return frozenset()  # ``backend == "directml"``: no portlint target
         return None
     if isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], ast.In):
         return _listed_targets(test.comparators[0], vendors)  # ``dev in ("cuda", "xpu")``
