@@ -319,7 +319,7 @@ def package_inits(gitdir: Path, commit: str, subpaths: list[str]) -> list[str]:
     modules belong to, as in a full checkout (``from xtuner.v1.utils import ...`` is an import
     of the project's own package only where ``xtuner/__init__.py`` is there)."""
     above = {
-        "/".join(parts[:end] + ["__init__.py"])
+        "/".join([*parts[:end], "__init__.py"])
         for path in subpaths
         for parts in [path.strip("/").split("/")]
         for end in range(1, len(parts))
