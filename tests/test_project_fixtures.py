@@ -79,3 +79,17 @@ def test_the_cache_follows_a_layer_that_goes_away(tmp_path):
     _, out, _ = run_cli(".", "--output-format", "json", "--isolated", cwd=project)
     train = [site for site in _targets_by_site(out) if site[0] == "ascendapp/train.py"]
     assert [site[-1] for site in train][:4] == [["cpu", "mlu", "mps", "npu", "xpu"]] * 4
+
+
+def test_a_damaged_facts_cache_is_read_again(tmp_path):
+    project = tmp_path / "project"
+    shutil.copytree(FIXTURES / "project" / "cuda_layers", project)
+    first = run_cli(".", "--output-format", "json", "--isolated", cwd=project)
+    (stored,) = (project / ".portlint_cache").glob("*.facts")
+    entries = json.loads(stored.read_text())
+    for entry in entries.values():
+        entry[2] = {"damaged": True}
+    stored.write_text(json.dumps(entries))
+    assert run_cli(".", "--output-format", "json", "--isolated", cwd=project) == first
+    repaired = json.loads(stored.read_text())
+    assert all(isinstance(entry[2], list) for entry in repaired.values())

@@ -245,9 +245,15 @@ class Cache:
         shard.touched.add(key)
         shard.changed = True
 
-    def facts(self, path: str, read: Callable[[str], list[Any] | None]) -> list[Any] | None:
+    def facts(
+        self,
+        path: str,
+        read: Callable[[str], list[Any] | None],
+        valid: Callable[[Any], bool],
+    ) -> list[Any] | None:
         """What ``read`` finds in a file (``python.layers.Finder.file_facts``), kept with the
-        file's modification time and size: a file that has not changed is not read again."""
+        file's modification time and size: a file that has not changed is not read again. A
+        stored answer that ``valid`` rejects (a damaged cache) is read again and replaced."""
         store = self._facts
         if store is None:
             name = blake2b(f"facts:{self._base}".encode(), digest_size=12).hexdigest()
@@ -259,7 +265,7 @@ class Cache:
         except OSError:
             return None
         entry = store.entries.get(key)
-        if entry is not None and entry[:2] == [stat.st_mtime_ns, stat.st_size]:
+        if entry is not None and entry[:2] == [stat.st_mtime_ns, stat.st_size] and valid(entry[2]):
             store.touched.add(key)
             return entry[2]
         found = read(path)

@@ -579,7 +579,9 @@ def _with_layers(
             finders.append(found.Finder(tools, TARGETS))
         return finders[0].file_facts(raw)
 
-    facts = {path: cache.facts(path, read) if cache else read(path) for path in paths}
+    facts = {
+        path: cache.facts(path, read, found.valid_facts) if cache else read(path) for path in paths
+    }
     known = {path: fact for path, fact in facts.items() if fact is not None}
     layers = found.layers_of(known, TARGETS)
     if not layers:

@@ -99,6 +99,19 @@ class Finder:
         return [migrated, names, namespaces, imported]
 
 
+def valid_facts(facts: Any) -> bool:
+    """Whether ``facts`` has the shape ``Finder.file_facts`` gives (a cache entry may not)."""
+    if not isinstance(facts, list) or len(facts) != 4:
+        return False
+    migrated, names, namespaces, imported = facts
+    return (
+        all(isinstance(part, list) for part in (migrated, names, imported))
+        and isinstance(namespaces, dict)
+        and all(isinstance(item, str) for item in (*migrated, *names, *imported))
+        and all(isinstance(count, int) for count in namespaces.values())
+    )
+
+
 def layers_of(
     facts: Mapping[str, list[Any]], targets: Iterable[str]
 ) -> dict[Layer, frozenset[str]]:
