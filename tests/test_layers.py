@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from portlint.python.layers import Finder, Layer, layers_of
+from portlint.python.layers import Finder, Layer, Reach, layers_of
 
 TOOLS = {"npu": ["torch_npu.contrib.transfer_to_npu"], "mlu": ["torch_mlu.utils.gpu_migration"]}
 FINDER = Finder(TOOLS, ("rocm", "npu", "mlu", "xpu", "mps", "cpu"))
@@ -60,7 +60,9 @@ def test_a_layer_needs_most_names_given_one_targets_values(tmp_path):
     assert layers_of(facts, FINDER.targets) == {}
     facts[str(tmp_path / "fix.py")][2] = {"xpu": 2}
     layer = Layer("xpu", "rebinding", ("torch.cuda.a", "torch.cuda.b", "torch.cuda.c"))
-    assert layers_of(facts, FINDER.targets) == {layer: frozenset({"fix"})}
+    assert layers_of(facts, FINDER.targets) == {
+        layer: Reach(frozenset({"fix"}), (str(tmp_path / "fix.py"),))
+    }
 
 
 def test_imports_name_their_top_level_package():

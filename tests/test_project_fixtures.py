@@ -93,3 +93,17 @@ def test_a_damaged_facts_cache_is_read_again(tmp_path):
     assert run_cli(".", "--output-format", "json", "--isolated", cwd=project) == first
     repaired = json.loads(stored.read_text())
     assert all(isinstance(entry[2], list) for entry in repaired.values())
+
+
+def test_the_run_says_which_layers_it_found():
+    status, _, err = run_cli("cuda_layers", "--isolated", "--no-cache", cwd=FIXTURES / "project")
+    assert status == 1
+    assert err.splitlines() == [
+        "portlint: npu migration tool imported in cuda_layers/ascendapp/npu_config.py: files that"
+        ' import ascendapp list no npu site for the `torch.cuda` API, `.cuda()`, "cuda" devices'
+        " and NCCL",
+        "portlint: xpu layer in cuda_layers/webui/intel/__init__.py (5 `torch.cuda` names rebound"
+        " there and beside it): files that import webui list no xpu site for those names",
+    ]
+    _, _, quiet = run_cli("cuda_layers", "-q", "--isolated", "--no-cache", cwd=FIXTURES / "project")
+    assert quiet == ""

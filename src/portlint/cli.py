@@ -269,7 +269,8 @@ def run_check(argv: Sequence[str]) -> int:
     if args.fix or args.diff:
         fixing = FixPolicy(unsafe=args.unsafe_fixes, targets=settings.targets)
     # In path order, one file at a time: each file's findings are written as it is done.
-    results = lint_paths(candidates, settings, args.jobs, fixing, cache, early)
+    notice = None if args.quiet else info  # the layers that make findings list fewer targets
+    results = lint_paths(candidates, settings, args.jobs, fixing, cache, early, notice)
     if show_progress(args):
         from portlint.progress import with_progress
 

@@ -487,6 +487,7 @@ def lint_paths(
     fixing: FixPolicy | None = None,
     cache: Cache | None = None,
     early: EarlyWorkers | None = None,
+    notice: Callable[[str], None] | None = None,
 ) -> Iterator[FileResult]:
     """Results for every candidate file, clean files too, in the order of their paths (the
     order every output format lists findings in), so that a caller can write each file's
@@ -496,10 +497,11 @@ def lint_paths(
     The files the cache answers for are not read. The rest are read, prefiltered and linted in
     this process when there are few of them, else by worker processes that take paths in
     batches (a bounded number in flight), so this process only walks, looks up and prints.
-    ``early``: workers started during the walk; they are used or shut down.
+    ``early``: workers started during the walk; they are used or shut down. ``notice`` is
+    given one line for each CUDA-API layer of the project found among the files.
     """
     try:
-        yield from _lint_paths(candidates, settings, jobs, fixing, cache, early)
+        yield from _lint_paths(candidates, settings, jobs, fixing, cache, early, notice)
     finally:
         if early is not None:
             early.close()
@@ -512,12 +514,13 @@ def _lint_paths(
     fixing: FixPolicy | None,
     cache: Cache | None,
     early: EarlyWorkers | None,
+    notice: Callable[[str], None] | None = None,
 ) -> Iterator[FileResult]:
     # Each entry: a clean file's result from the cache, a file with findings in the cache, or a
     # job to run.
     entries: list[FileResult | Cached | Job] = []
     ordered = sorted(candidates, key=lambda candidate: candidate.path)
-    layered = _with_layers(ordered, settings, cache)
+    layered = _with_layers(ordered, settings, cache, notice)
     for candidate in ordered:
         if candidate.language not in ANALYSERS:
             continue
@@ -556,7 +559,10 @@ def _lint_paths(
 
 
 def _with_layers(
-    ordered: list[Candidate], settings: Settings, cache: Cache | None
+    ordered: list[Candidate],
+    settings: Settings,
+    cache: Cache | None,
+    notice: Callable[[str], None] | None = None,
 ) -> Callable[[Candidate, Settings], Settings]:
     """The settings of each file, completed with the CUDA-API layers that the file reaches
     among the run's Python files (``python.layers``): one settings object for each configuration
@@ -586,6 +592,9 @@ def _with_layers(
     layers = found.layers_of(known, TARGETS)
     if not layers:
         return lambda candidate, own: own
+    for layer, reach in layers.items():
+        if notice is not None:
+            notice(found.describe(layer, reach))
     completed: dict[tuple[int, tuple], tuple[Settings, Settings]] = {}
 
     def layered(candidate: Candidate, own: Settings) -> Settings:

@@ -112,13 +112,19 @@ def valid_facts(facts: Any) -> bool:
     )
 
 
-def layers_of(
-    facts: Mapping[str, list[Any]], targets: Iterable[str]
-) -> dict[Layer, frozenset[str]]:
+class Reach(NamedTuple):
+    """Where a layer comes from: the top-level packages that load it and its files."""
+
+    packages: frozenset[str]
+    files: tuple[str, ...]
+
+
+def layers_of(facts: Mapping[str, list[Any]], targets: Iterable[str]) -> dict[Layer, Reach]:
     """The layers among files (path -> ``file_facts``), each with the top-level packages
-    that load it."""
+    that load it and the files it is made in."""
     wanted = frozenset(targets)
     found: dict[Layer, set[str]] = defaultdict(set)
+    files: dict[Layer, list[str]] = defaultdict(list)
     by_folder: dict[str, list[str]] = defaultdict(list)
     for path, (_, names, _, _) in facts.items():
         if names:
@@ -126,6 +132,7 @@ def layers_of(
     for path, (migrated, names, namespaces, _) in sorted(facts.items()):
         for target in migrated:
             found[Layer(target, "migration")].add(top_package(path))
+            files[Layer(target, "migration")].append(path)
         if len(names) < REBINDINGS or not namespaces:
             continue
         namespace, count = Counter(namespaces).most_common(1)[0]
@@ -134,13 +141,31 @@ def layers_of(
         # the modules beside it carry the rest of the layer (a hijack module of the package)
         beside = by_folder[os.path.dirname(os.path.abspath(path))]
         rebound = sorted({name for other in beside for name in facts[other][1]})
-        found[Layer(namespace, "rebinding", tuple(rebound))].add(top_package(path))
+        layer = Layer(namespace, "rebinding", tuple(rebound))
+        found[layer].add(top_package(path))
+        files[layer].append(path)
     migrated_targets = {layer.target for layer in found if layer.kind == "migration"}
     return {
-        layer: frozenset(packages)
+        layer: Reach(frozenset(packages), tuple(files[layer]))
         for layer, packages in found.items()
         if layer.kind == "migration" or layer.target not in migrated_targets
     }
+
+
+def describe(layer: Layer, reach: Reach) -> str:
+    """One line that says what a layer makes run on its target, and where (a note of the run)."""
+    made = ", ".join(reach.files[:3]) + (
+        f" and {len(reach.files) - 3} more" if len(reach.files) > 3 else ""
+    )
+    packages = ", ".join(sorted(reach.packages))
+    if layer.kind == "migration":
+        what = f"{layer.target} migration tool imported in {made}"
+        covered = 'the `torch.cuda` API, `.cuda()`, "cuda" devices and NCCL'
+    else:
+        rebound = f"{len(layer.names)} `torch.cuda` names rebound there and beside it"
+        what = f"{layer.target} layer in {made} ({rebound})"
+        covered = "those names"
+    return f"{what}: files that import {packages} list no {layer.target} site for {covered}"
 
 
 def imported_packages(raw: bytes) -> list[str]:
@@ -168,9 +193,7 @@ def imports_only(raw: bytes) -> list[Any]:
     return [[], [], {}, imported_packages(raw)]
 
 
-def reached(
-    path: str, facts: list[Any], layers: Mapping[Layer, frozenset[str]]
-) -> tuple[Layer, ...]:
+def reached(path: str, facts: list[Any], layers: Mapping[Layer, Reach]) -> tuple[Layer, ...]:
     """The layers a file with these ``file_facts`` loads: a layer whose top-level package it
     imports, or imports relatively inside, and a migration tool it imports itself; a module
     outside packages that is the layer loads it too."""
@@ -180,7 +203,7 @@ def reached(
     inside = "." in names or home == os.path.splitext(os.path.basename(path))[0]
     return tuple(
         layer
-        for layer, packages in layers.items()
+        for layer, (packages, _) in layers.items()
         if packages & names
         or (inside and home in packages)
         or (layer.kind == "migration" and layer.target in migrated)
