@@ -68,7 +68,7 @@ from portlint.python.guards import (
     older_torch_bound,
     only_targets,
 )
-from portlint.python.layers import REBINDING, REBINDINGS
+from portlint.python.layers import REBINDING, REBINDINGS, rebound_names
 from portlint.python.names import (
     class_locals,
     comprehension_locals,
@@ -305,7 +305,7 @@ class Analyser(ast.NodeVisitor):
         loads = self._platform_reach(node)
         if loads is not None:
             reach = loads if reach is None else reach & loads
-        if _rebinds_cuda_api(node, self.ctx.text):
+        if _rebinds_cuda_api(self.ctx.text):
             # ``torch.cuda.is_available = torch.xpu.is_available`` and the like: a layer that
             # points the CUDA API at another device's, run where that device is; none of its
             # lines is a site of any target
@@ -2436,21 +2436,15 @@ def _is_falsy(value: ast.expr | None, number: bool = False) -> bool:
     return number and type(value.value) in (int, float) and value.value == 0
 
 
-def _rebinds_cuda_api(module: ast.Module, text: str) -> bool:
-    """The module assigns to at least ``CUDA_API_REBINDINGS`` names of ``torch.cuda``
+def _rebinds_cuda_api(text: str) -> bool:
+    """The module assigns to at least ``REBINDINGS`` names of ``torch.cuda``
     (``torch.cuda.is_available = torch.xpu.is_available``, ``torch.cuda.device =
     torch.dml.device``): it redirects the CUDA API to another device's, as a vendor's migration
-    tool does (sdnext's Intel and DirectML layers)."""
+    tool does (sdnext's Intel and DirectML layers). The lines are those the project-wide search
+    for layers reads (``layers.rebound_names``)."""
     if len(REBINDING.findall(text)) < REBINDINGS:
-        return False  # most modules: the tree is not walked
-    rebound = {
-        ast.unparse(target)
-        for node in ast.walk(module)
-        if isinstance(node, ast.Assign)
-        for target in node.targets
-        if isinstance(target, ast.Attribute) and ast.unparse(target).startswith("torch.cuda.")
-    }
-    return len(rebound) >= REBINDINGS
+        return False  # most modules
+    return len(rebound_names(text.encode())[0]) >= REBINDINGS
 
 
 def _top_level_packages(module: ast.Module) -> set[str]:
