@@ -455,6 +455,7 @@ class Analyser(ast.NodeVisitor):
 
     def visit_FunctionDef(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
         self._package_scope(node)
+        package_checks.scope_package_objects(node, self.ctx)
         override = node.name == "cuda" and isinstance(self.stack[-2], ast.ClassDef)
         lower = node.name.lower()
         feature = any(word in lower for word in self.feature_words)

@@ -12,6 +12,7 @@ from portlint.model import PORTABLE, TARGETS, Advice, Severity, Status
 from portlint.python.context import Context
 from portlint.python.extension_tests import extension_folder
 from portlint.python.guards import NO_GUARD
+from portlint.python.tree import parent_map, walk
 
 CUDA_EXTENSION = "torch.utils.cpp_extension.CUDAExtension"
 EXTENSION_LOADERS = frozenset(
@@ -130,6 +131,56 @@ def scope_extension_tests(ctx: Context) -> None:
     if extension_folder(ctx.path) is not None:
         absent = frozenset(TARGETS) - {"rocm"}
         ctx.package_scopes.append((1, _module_end(ctx), absent))
+
+
+def scope_package_objects(function: ast.FunctionDef | ast.AsyncFunctionDef, ctx: Context) -> None:
+    """``context.execute_async_v3(stream)``: a call of a method only a package's objects have
+    (``methods`` in rules/packages.toml) says that the function, or the ``if`` arm inside it
+    that makes the call, runs the package's objects, and so only where the package is
+    installed. For a package no target has a build of (TensorRT), nothing in that arm or
+    function is another target's site: the import that made the objects is."""
+    methods = _object_methods(ctx.catalog)
+    if not methods:
+        return
+    lines = ctx.index.lines[function.lineno - 1 : function.end_lineno]
+    if not any(method in line for line in lines for method in methods):
+        return  # read from the text first: most functions call none of them
+    parents = parent_map(function)
+    for node in walk(function):
+        if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)):
+            continue
+        absent = methods.get(node.func.attr)
+        if absent is None:
+            continue
+        scope = (*_arm_of(node, parents), absent)
+        if scope not in ctx.package_scopes:  # an enclosing function finds it too
+            ctx.package_scopes.append(scope)
+
+
+def _arm_of(node: ast.AST, parents: dict[int, ast.AST]) -> tuple[int, int]:
+    """(first, last) lines of the innermost ``if`` arm or function that holds ``node``."""
+    child, current = node, parents.get(id(node))
+    while current is not None:
+        if isinstance(current, ast.FunctionDef | ast.AsyncFunctionDef):
+            return current.lineno, _last_line(current)
+        if isinstance(current, ast.If) and child is not current.test:
+            arm = current.body if child in current.body else current.orelse
+            return arm[0].lineno, _last_line(arm[-1])
+        child, current = current, parents.get(id(current))
+    return _last_line(node), _last_line(node)
+
+
+@functools.cache
+def _object_methods(catalog: Catalog) -> dict[str, frozenset[str]]:
+    """Method name -> the targets that have no build of the package whose objects have it."""
+    found: dict[str, frozenset[str]] = {}
+    for row in catalog.table("packages").get("package", {}).values():
+        builds = row.get("builds")
+        if builds is None:
+            continue  # its builds are not known: every target may run its objects
+        for method in row.get("methods", ()):
+            found[method] = frozenset(TARGETS) - frozenset(builds)
+    return found
 
 
 #: What a function that only answers whether a package is there is called after.
