@@ -166,6 +166,9 @@ class Analyser(ast.NodeVisitor):
         self.overridden_defaults: set[int] = set()
         #: How often the file stores each ``self`` attribute (``_record_attribute_flag``).
         self.attribute_stores: collections.Counter[str] = collections.Counter()
+        #: How often each name is stored at module level (a flag given once stands for its
+        #: check).
+        self.module_stores: collections.Counter[str] = collections.Counter()
         backends = ctx.catalog.table("distributed").get("backends", {})
         self.nvidia_backends = frozenset(backends.get("nvidia_only", ("nccl",)))
         #: id of a function (or module) -> its names read from one target's own environment
@@ -1147,8 +1150,19 @@ class Analyser(ast.NodeVisitor):
                     if resolver.current is not resolver.module:
                         # a local flag: its check is near the tests on it, and stands for them
                         self.ctx.flag_values[target.id] = value
+                    elif self.module_stores[target.id] == 0:
+                        # given once at module level (``use_cuda = torch.cuda.is_available()``),
+                        # the check stands for the tests on it, as an attribute's does
+                        self.ctx.flag_values[target.id] = value
+                        self.ctx.module_flags.add(target.id)
+                    else:
+                        self.ctx.flag_values.pop(target.id, None)
                 elif not isinstance(value, ast.Constant):
                     self._record_vendor_flag(target.id, value)
+                if resolver.current is resolver.module:
+                    if self.module_stores[target.id] and target.id in self.ctx.flag_values:
+                        self.ctx.flag_values.pop(target.id)  # given another value too
+                    self.module_stores[target.id] += 1
 
     def _record_attribute_flag(self, target: ast.Attribute, value: ast.expr) -> None:
         """``self.cuda_available = device.type == "cuda"``: a later ``if self.cuda_available:``

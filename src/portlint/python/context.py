@@ -26,6 +26,19 @@ from portlint.python.names import NameResolver
 from portlint.python.tree import walk
 from portlint.textindex import LineIndex
 
+#: The rules of a hard-coded device string and of a ``torch.cuda`` use.
+DEVICE_STRING_RULE = "PRT101"
+TORCH_CUDA_RULE = "PRT201"
+SEVERITY_RANK = {Severity.INFO: 0, Severity.WARNING: 1, Severity.ERROR: 2}
+
+
+def _says_all(finding: Finding, other: Finding) -> bool:
+    """``finding`` lists every target ``other`` does, at least as severe."""
+    return other.targets.keys() <= finding.targets.keys() and (
+        SEVERITY_RANK[finding.severity] >= SEVERITY_RANK[other.severity]
+    )
+
+
 GUARDED_NOTE = "only on the CUDA path: {targets} skip it and silently run on the CPU"
 #: The same behind a test of a device's type (``if x.device.type == "cuda":``, ``x.is_cuda``): the
 #: other targets skip the arm on their own device, they do not fall back to the CPU.
@@ -77,9 +90,11 @@ class Context:
     admitted: dict[tuple[int, str], tuple[frozenset[str], int, float]] = field(default_factory=dict)
     #: A function's local CUDA flag -> the check it was given (``is_cuda =
     #: torch.cuda.is_available()``): a call behind ``if is_cuda:`` is behind that check
-    #: (``_behind_tests``). A module-level flag or a ``self`` attribute is read far from its
-    #: check, so the calls behind it stay sites.
+    #: (``_behind_tests``). So is one behind a module-level flag or a ``self`` attribute given
+    #: such a check once in the file.
     flag_values: dict[str, ast.expr] = field(default_factory=dict)
+    #: The flags of ``flag_values`` given at module level.
+    module_flags: set[str] = field(default_factory=set)
     #: Nodes inside ``try:`` blocks that catch ImportError.
     import_fallbacks: set[int] = field(default_factory=set)
     reports: list[Report] = field(default_factory=list)
@@ -198,12 +213,15 @@ class Context:
             return guard.behind
         return availability_before(node, self.parents, self.qualified_name, self.cuda_flags)
 
-    def _test_nodes(self, test: ast.expr) -> Iterator[ast.AST]:
-        """The nodes of a test, and those of the check each CUDA flag in it was given."""
+    def _test_nodes(self, test: ast.expr, module_flags: bool = True) -> Iterator[ast.AST]:
+        """The nodes of a test, and those of the check each CUDA flag in it was given (with
+        ``module_flags`` False, not for the flags given at module level)."""
         for node in walk(test):
             yield node
-            value = self.flag_values.get(flag_name(node))
-            if value is not None and value is not test:
+            name = flag_name(node)
+            value = self.flag_values.get(name)
+            followed = module_flags or name not in self.module_flags
+            if value is not None and value is not test and followed:
                 yield from walk(value)
 
     def names_cuda(self, test: ast.expr | None) -> bool:
@@ -288,8 +306,42 @@ class Context:
             if finding is not None:
                 finished[id(report)] = (report, finding)
         self._behind_tests(finished)
+        self._tests_of_reported_choices(finished)
         self._quiet_tests(finished)
         return [finding for report, finding in finished.values() if not report.hidden]
+
+    def _tests_of_reported_choices(self, finished: dict[int, tuple[Report, Finding]]) -> None:
+        """``"cuda" if torch.cuda.is_available() else "cpu"`` where the device string is reported
+        (PRT101): the string's finding is the device choice, and its fix rewrites the whole
+        expression, test included. The ``torch.cuda`` test in it is the same site, no finding of
+        its own."""
+        strings = {
+            id(report.node): finding
+            for report, finding in finished.values()
+            if report.rule.code == DEVICE_STRING_RULE and not report.hidden
+        }
+        if not strings:
+            return
+        for report, finding in finished.values():
+            if report.rule.code != TORCH_CUDA_RULE or report.hidden:
+                continue
+            choice = self._choice_tested_by(report.node)
+            if choice is None:
+                continue
+            arms = [n for arm in (choice.body, choice.orelse) for n in walk(arm)]
+            said = [strings[id(n)] for n in arms if id(n) in strings]
+            # the string's finding must say all the test's does: its targets, as severe
+            if any(_says_all(string, finding) for string in said):
+                report.hidden = True
+
+    def _choice_tested_by(self, node: ast.AST) -> ast.IfExp | None:
+        """The conditional expression whose test holds ``node``, within one statement."""
+        child, current = node, self.parents.get(id(node))
+        while current is not None and not isinstance(current, ast.stmt):
+            if isinstance(current, ast.IfExp) and child is current.test:
+                return current
+            child, current = current, self.parents.get(id(current))
+        return None
 
     def _quiet_tests(self, finished: dict[int, tuple[Report, Finding]]) -> None:
         """A CUDA test whose branch has only info-level findings (memory printouts, seeding after
@@ -302,7 +354,11 @@ class Context:
         # use_cuda:``, and is quiet only if all of them are.
         verdicts: dict[int, bool] = {}
         for test, body in self.cuda_branches:
-            test_keys = [key for node in self._test_nodes(test) for key in at.get(id(node), ())]
+            # a flag given at module level (``has_cuda = torch.cuda.is_available()``) is also
+            # read by what is no branch (a skip mark, ``has_cuda and ...``): its branches alone
+            # do not say what the other targets lose
+            nodes = self._test_nodes(test, module_flags=False)
+            test_keys = [key for node in nodes for key in at.get(id(node), ())]
             inside = [
                 finished[key][1]
                 for part in body

@@ -13,6 +13,8 @@ elsewhere in the file that the analysis reads across statements (its *context*):
 - assignments, and ``if``/``try``/``with``/``for``/``while``/``match`` blocks, whose lines hold
   a candidate word, and assignments whose lines name another vendor (device values and vendor
   flags that later lines use), also as the one statement of a ``try`` (a flag with a fallback);
+  and every other assignment to a name those assignments bind (a flag given once stands for
+  its check, one given again does not);
 - definitions whose lines hold a candidate word, classes named for a vendor, and definitions
   a decorator may register for a device type (backend detection reads them), in full;
 - a definition that calls a private function the context holds whole (a check of a helper reads
@@ -235,6 +237,12 @@ class Context:
         #: reads one is where the value is used, and the check of the value looks for it.
         self.options: set[str] = set()
         self.callers: list[tuple[int, str, frozenset[str]]] = []
+        #: Names the context's assignments bind, and the assignments left out, with the names
+        #: they bind: a flag given once at module level stands for its check
+        #: (``Analyser._record_assignment``), so another assignment to it (``use_cuda = use_cuda
+        #: and not debug``) joins the context wherever it is.
+        self.bound: set[str] = set()
+        self.rebinds: list[tuple[int, str, frozenset[str]]] = []
         #: The leading docstring and imports, where the fixes insert a module-level device
         #: (``fixes.insertion_point``), have ended; a statement that makes the file a script
         #: (``fixes.is_script``) has been seen; a statement has been seen at all.
@@ -254,6 +262,12 @@ class Context:
             self.add(first, kept)
             self.names.update(_names(statement))
             self.options.update(_options_set(statement))
+        if isinstance(statement, ASSIGNMENTS):
+            bound = _bound_names(statement)
+            if kept is not None:
+                self.bound |= bound
+            elif bound:
+                self.rebinds.append((first, _lines(statement, lines), bound))
         if isinstance(statement, DEFINITIONS):
             self._definition(statement, first, kept, _lines(statement, lines))
         self.main_block = self.main_block or is_main_block(statement)
@@ -301,6 +315,9 @@ class Context:
         for first, text, calls in self.callers:
             if calls & wanted:
                 self.add(first, text)
+        for first, text, bound in self.rebinds:
+            if bound & self.bound:
+                self.add(first, text)
         return sorted(self.parts, key=lambda piece: piece.first)
 
     def _text(self, statement: ast.stmt, lines: list[str]) -> str | None:
@@ -343,6 +360,17 @@ class Context:
         ):
             return whole
         return None
+
+
+def _bound_names(statement: ast.stmt) -> frozenset[str]:
+    """The plain names an assignment binds (``a = b = ...``, ``a: int = ...``, ``a += ...``)."""
+    if isinstance(statement, ast.Assign):
+        targets = statement.targets
+    elif isinstance(statement, ast.AnnAssign | ast.AugAssign):
+        targets = [statement.target]
+    else:
+        return frozenset()
+    return frozenset(t.id for t in targets if isinstance(t, ast.Name))
 
 
 def _options_set(statement: ast.stmt) -> Iterator[str]:
