@@ -354,8 +354,9 @@ def _report_torch_cuda(node: ast.AST, name: str, ctx: Context) -> None:
         message = f"`torch.cuda.{member}` exists only on NVIDIA and ROCm builds"
     parent = ctx.parents.get(id(node))
     call = parent if isinstance(parent, ast.Call) and parent.func is node else None
-    # ``with torch.cuda.amp.autocast(False):``
-    disables = member == "amp.autocast" and call is not None and disables_autocast(call, 0)
+    # ``with torch.cuda.amp.autocast(False):`` (also as ``amp.autocast_mode.autocast``)
+    judged = torch_cuda_api(ctx.catalog).normalise(member)
+    disables = judged == "amp.autocast" and call is not None and disables_autocast(call, 0)
     behaviour = DISABLES_AUTOCAST if disables else entry.behaviour_text()
     if entry.generic:
         message += f"; device-generic: `{entry.generic_text()}`"
@@ -391,7 +392,7 @@ def _report_torch_cuda(node: ast.AST, name: str, ctx: Context) -> None:
         # ``isinstance(s, torch.cuda.Stream)``, ``Union[torch.cuda.Stream, ...]``: a type
         # probe or alias; the class exists in every build, and the probe raises nowhere
         severity = Severity.INFO
-    if member in SWITCHABLE and call is not None and _off_on_cpu(call, ctx):
+    if judged in SWITCHABLE and call is not None and _off_on_cpu(call, ctx):
         # ``GradScaler(enabled=cuda)`` after ``cuda = device.type != "cpu"``: off on the CPU
         targets = {t: advice for t, advice in targets.items() if t != "cpu"}
     off_cuda = guard is None or not guard.cuda_only
