@@ -37,7 +37,7 @@ def test_rebound_names_and_their_values():
         b"    torch.cuda.synchronize = _synchronize\n"
         b"    if torch.cuda.is_available == x:\n"
     )
-    _, names, namespaces, _ = FINDER.file_facts(text)
+    _, names, namespaces, *_ = FINDER.file_facts(text)
     assert names == ["torch.cuda.is_available", "torch.cuda.empty_cache", "torch.cuda.synchronize"]
     assert namespaces == {"xpu": 2}
 

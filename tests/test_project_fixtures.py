@@ -107,3 +107,45 @@ def test_the_run_says_which_layers_it_found():
     ]
     _, _, quiet = run_cli("cuda_layers", "-q", "--isolated", "--no-cache", cwd=FIXTURES / "project")
     assert quiet == ""
+
+
+#: fixtures/project/triton_packages: a package whose ``__init__`` loads a module that imports
+#: ``triton`` loads on no mps machine, nor does a script that imports it; a package that only
+#: tries to import ``triton`` loads everywhere.
+TRITON_PACKAGE_FINDINGS = [
+    ("triton_packages/bench.py", 6, "PRT101", "error", ["cpu", "mlu", "npu", "xpu"]),
+    ("triton_packages/kernelpkg/generation.py", 6, "PRT201", "error", ["cpu", "mlu", "npu", "xpu"]),
+    ("triton_packages/kernelpkg/generation.py", 7, "PRT101", "error", ["cpu", "mlu", "npu", "xpu"]),
+    ("triton_packages/kernelpkg/ops/norm.py", 7, "PRT101", "error", ["cpu", "mlu", "npu", "xpu"]),
+    (
+        "triton_packages/optionalpkg/train.py",
+        6,
+        "PRT101",
+        "error",
+        ["cpu", "mlu", "mps", "npu", "xpu"],
+    ),
+]
+
+
+def test_a_package_that_loads_triton_lists_no_mps_in_its_modules():
+    assert _sites("triton_packages") == TRITON_PACKAGE_FINDINGS
+
+
+def test_the_run_says_which_package_loads_triton():
+    _, _, err = run_cli("triton_packages", "--isolated", "--no-cache", cwd=FIXTURES / "project")
+    assert (
+        "portlint: package kernelpkg imports triton when it loads (in"
+        " triton_packages/kernelpkg/ops/norm.py), which no mps machine has: its modules list no"
+        " mps site"
+    ) in err.splitlines()
+
+
+def test_a_module_linted_without_its_package_keeps_mps():
+    # what the package loads is read among the files of the run
+    assert _sites("triton_packages/kernelpkg/generation.py")[0][-1] == [
+        "cpu",
+        "mlu",
+        "mps",
+        "npu",
+        "xpu",
+    ]

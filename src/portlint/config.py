@@ -64,6 +64,9 @@ class Settings(NamedTuple):
     #: The project's CUDA-API layers found among the run's files (``python.layers.Layer``s):
     #: what they make run on another target is no site of it. A run's fact, not configured.
     cuda_layers: tuple = ()
+    #: The targets that cannot load the file because its package, or its own imports, load a
+    #: package they have no build of (``python.package_loads``). A run's fact, not configured.
+    absent_targets: tuple[str, ...] = ()
 
     @property
     def root(self) -> Path:

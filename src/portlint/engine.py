@@ -565,9 +565,11 @@ def _with_layers(
     notice: Callable[[str], None] | None = None,
 ) -> Callable[[Candidate, Settings], Settings]:
     """The settings of each file, completed with the CUDA-API layers that the file reaches
-    among the run's Python files (``python.layers``): one settings object for each configuration
-    and set of layers, so that the cache and the workers see as few distinct ones as before."""
+    among the run's Python files (``python.layers``) and the targets that cannot load it
+    (``python.package_loads``): one settings object for each configuration, set of layers and
+    of targets, so that the cache and the workers see as few distinct ones as before."""
     from portlint.python import layers as found
+    from portlint.python import package_loads as loads
 
     paths = [candidate.path for candidate in ordered if candidate.language == "python"]
     if not paths:
@@ -590,24 +592,34 @@ def _with_layers(
     }
     known = {path: fact for path, fact in facts.items() if fact is not None}
     layers = found.layers_of(known, TARGETS)
-    if not layers:
+    imports = {path: fact[4] for path, fact in known.items()}
+    unloadable = {}
+    if loads.imports_third_party(imports.values()):  # else nothing is absent: no catalogue
+        absent_on = load_catalog().table("device").get("backend", {}).get("absent_on", {})
+        unloadable = loads.unloadable(imports, absent_on)
+    if not layers and not unloadable:
         return lambda candidate, own: own
-    for layer, reach in layers.items():
-        if notice is not None:
+    if notice is not None:
+        for layer, reach in layers.items():
             notice(found.describe(layer, reach))
-    completed: dict[tuple[int, tuple], tuple[Settings, Settings]] = {}
+        for line in loads.packages_described(unloadable):
+            notice(line)
+    completed: dict[tuple[int, tuple, tuple], tuple[Settings, Settings]] = {}
 
     def layered(candidate: Candidate, own: Settings) -> Settings:
         fact = known.get(candidate.path) if candidate.language == "python" else None
         if fact is None:
             return own
         reaching = found.reached(candidate.path, fact, layers)
-        if not reaching:
+        absent = unloadable.get(candidate.path)
+        absent_targets = absent.targets if absent is not None else ()
+        if not reaching and not absent_targets:
             return own
-        key = (id(own), reaching)
+        key = (id(own), reaching, absent_targets)
         done = completed.get(key)
         if done is None or done[0] is not own:
-            done = completed[key] = (own, own._replace(cuda_layers=reaching))
+            completed_settings = own._replace(cuda_layers=reaching, absent_targets=absent_targets)
+            done = completed[key] = (own, completed_settings)
         return done[1]
 
     return layered

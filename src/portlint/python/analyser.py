@@ -306,6 +306,11 @@ class Analyser(ast.NodeVisitor):
         if reach is None:
             reach = self._vendor_stack_reach(node)
         loads = self._platform_reach(node)
+        if self.ctx.absent_targets:
+            # ``mamba_ssm/__init__.py`` loads a module that imports ``triton``: no module of
+            # the package loads on mps (``python.package_loads``)
+            every = loads if loads is not None else frozenset(self.ctx.catalog.target_facts())
+            loads = every - frozenset(self.ctx.absent_targets)
         if loads is not None:
             reach = loads if reach is None else reach & loads
         if _rebinds_cuda_api(self.ctx.text):
@@ -3381,6 +3386,8 @@ def _analyse_tree(
     if settings is not None and settings.cuda_layers:
         ctx.layers = settings.cuda_layers
         ctx.layer_rules = catalog.table("device").get("backend", {}).get("project_layers", {})
+    if settings is not None:
+        ctx.absent_targets = settings.absent_targets
     stem = os.path.splitext(os.path.basename(source.path))[0]
     absent = package_scope(stem, catalog)
     if absent:  # bitsandbytes.py, bnb.py

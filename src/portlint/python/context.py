@@ -126,6 +126,9 @@ class Context:
     #: (rules/device.toml ``[backend.project_layers]``).
     layers: tuple[Layer, ...] = ()
     layer_rules: Mapping[str, list[str]] = field(default_factory=dict)
+    #: The targets that cannot load the module (``Settings.absent_targets``): none of its sites
+    #: is theirs.
+    absent_targets: tuple[str, ...] = ()
     #: Local name -> the cuDNN/TF32 switch its value was read from (``old = ...benchmark``).
     saved_switches: dict[str, str] = field(default_factory=dict)
     #: id(node) -> (id of its module-level statement, switch) for a write that restores a saved

@@ -33,6 +33,8 @@ from collections.abc import Iterable, Mapping
 from stat import S_ISREG
 from typing import Any, NamedTuple
 
+from portlint.python.package_loads import top_imports
+
 #: How many names of ``torch.cuda`` a module rebinds before it is a layer that redirects the
 #: CUDA API (one rebinding is a workaround for one function).
 REBINDINGS = 3
@@ -78,8 +80,9 @@ class Finder:
 
     def file_facts(self, raw: bytes) -> list[Any]:
         """[migration targets, rebound names, {namespace: how many names it is given},
-        imported top-level packages (``.`` for a relative import)] of a file's bytes; lists
-        and dictionaries only (the cache stores them as JSON)."""
+        imported top-level packages (``.`` for a relative import), the modules its unindented
+        imports may load (``package_loads.top_imports``)] of a file's bytes; lists and
+        dictionaries only (the cache stores them as JSON)."""
         migrated = []
         if any(marker in raw for marker in self.markers):
             migrated = sorted(
@@ -96,18 +99,18 @@ class Finder:
             names, counted = rebound_names(raw)
             namespaces = dict(counted)
         imported = imported_packages(raw)
-        return [migrated, names, namespaces, imported]
+        return [migrated, names, namespaces, imported, top_imports(raw)]
 
 
 def valid_facts(facts: Any) -> bool:
     """Whether ``facts`` has the shape ``Finder.file_facts`` gives (a cache entry may not)."""
-    if not isinstance(facts, list) or len(facts) != 4:
+    if not isinstance(facts, list) or len(facts) != 5:
         return False
-    migrated, names, namespaces, imported = facts
+    migrated, names, namespaces, imported, loaded = facts
     return (
-        all(isinstance(part, list) for part in (migrated, names, imported))
+        all(isinstance(part, list) for part in (migrated, names, imported, loaded))
         and isinstance(namespaces, dict)
-        and all(isinstance(item, str) for item in (*migrated, *names, *imported))
+        and all(isinstance(item, str) for item in (*migrated, *names, *imported, *loaded))
         and all(isinstance(count, int) for count in namespaces.values())
     )
 
@@ -126,10 +129,10 @@ def layers_of(facts: Mapping[str, list[Any]], targets: Iterable[str]) -> dict[La
     found: dict[Layer, set[str]] = defaultdict(set)
     files: dict[Layer, list[str]] = defaultdict(list)
     by_folder: dict[str, list[str]] = defaultdict(list)
-    for path, (_, names, _, _) in facts.items():
+    for path, (_, names, *_) in facts.items():
         if names:
             by_folder[os.path.dirname(os.path.abspath(path))].append(path)
-    for path, (migrated, names, namespaces, _) in sorted(facts.items()):
+    for path, (migrated, names, namespaces, *_) in sorted(facts.items()):
         for target in migrated:
             found[Layer(target, "migration")].add(top_package(path))
             files[Layer(target, "migration")].append(path)
@@ -190,14 +193,14 @@ def imported_packages(raw: bytes) -> list[str]:
 
 def imports_only(raw: bytes) -> list[Any]:
     """``Finder.file_facts`` of a file that does not mention torch: its imports alone."""
-    return [[], [], {}, imported_packages(raw)]
+    return [[], [], {}, imported_packages(raw), top_imports(raw)]
 
 
 def reached(path: str, facts: list[Any], layers: Mapping[Layer, Reach]) -> tuple[Layer, ...]:
     """The layers a file with these ``file_facts`` loads: a layer whose top-level package it
     imports, or imports relatively inside, and a migration tool it imports itself; a module
     outside packages that is the layer loads it too."""
-    migrated, _, _, imported = facts
+    migrated, _, _, imported, _ = facts
     names = frozenset(imported)
     home = top_package(path)
     inside = "." in names or home == os.path.splitext(os.path.basename(path))[0]

@@ -1,0 +1,188 @@
+"""Modules that cannot load on a target because of what their package imports when it loads.
+
+A module that imports, at its top level and outside any ``try`` or ``if``, a package published
+for some operating systems only (``import triton``; rules/device.toml ``[backend.absent_on]``:
+Triton's wheels are Linux-only, so no Apple GPU loads it) cannot itself load there; the analysis
+of that one file knows it. Python runs every package's ``__init__.py`` before any module inside
+it, and every module a top-level import names, so the same holds for each module whose package,
+or whose own top-level imports, reach such a module through the project's files:
+``mamba_ssm/__init__.py`` imports ``mamba_ssm.ops.triton.layer_norm``, which imports ``triton``,
+so no module of ``mamba_ssm`` loads on mps.
+
+Everything is read from the text, as the layers are (``python.layers``): an import statement
+at the start of a line is a top-level one outside any block (a block's body is indented), and a
+file's list of them is part of its cached facts (``layers.Finder.file_facts``).
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import re
+import sys
+from collections import defaultdict
+from collections.abc import Iterable, Mapping
+from typing import Any, NamedTuple
+
+#: An unindented import statement: ``from X import names`` (names in parentheses may span
+#: lines) or ``import X, Y``.
+TOP_IMPORT = re.compile(
+    rb"^(?:from[ \t]+(\.*[\w.]*)[ \t]+import[ \t]+(\([^)]*\)|[^\n#;]*)|import[ \t]+([^\n#;]+))",
+    re.MULTILINE,
+)
+
+
+class Unloadable(NamedTuple):
+    """Targets that cannot load a module, the file whose import makes it so, and the package
+    that file imports."""
+
+    targets: tuple[str, ...]
+    origin: str
+    package: str
+
+
+def top_imports(raw: bytes) -> list[str]:
+    """The modules a file's unindented import statements may load: ``import a.b`` -> ``a.b``;
+    ``from a import b, c`` -> ``a``, ``a.b``, ``a.c`` (a name may be a submodule); relative
+    ones keep their dots (``from .x import y`` -> ``.x``, ``.x.y``)."""
+    found: list[str] = []
+    for match in TOP_IMPORT.finditer(raw):
+        source, names, plain = match.groups()
+        if plain is not None:
+            for part in plain.decode(errors="replace").split(","):
+                name = part.split(" as ")[0].strip().rstrip("\\").strip()
+                if name:
+                    found.append(name)
+            continue
+        module = source.decode(errors="replace")
+        found.append(module)
+        listed = names.decode(errors="replace").strip("()\\ \t\r\n")
+        for part in listed.replace("\\", " ").split(","):
+            name = part.split(" as ")[0].strip()
+            if name and name != "*" and name.isidentifier():
+                joined = f"{module}{name}" if module.endswith(".") else f"{module}.{name}"
+                found.append(joined)
+    return sorted(set(found))
+
+
+def unloadable(
+    imports: Mapping[str, list[str]], absent_on: Mapping[str, Iterable[str]]
+) -> dict[str, Unloadable]:
+    """Path -> the targets that cannot load it, for the files among ``imports`` (path -> its
+    ``top_imports``) that import, or whose packages import, through the project's own modules,
+    a package of ``absent_on`` (package -> the targets it is absent on)."""
+    names = {path: module_name(path) for path in imports}
+    by_name: dict[str, list[str]] = defaultdict(list)
+    for path, name in names.items():
+        by_name[name].append(path)
+    # a name that two files of the run share (two projects in one run) is nobody's
+    modules = {name: paths[0] for name, paths in by_name.items() if len(paths) == 1}
+    # module -> target -> (the file that imports the package, the package)
+    absent: dict[str, dict[str, tuple[str, str]]] = {}
+    importers: dict[str, set[str]] = defaultdict(set)
+    for name, path in modules.items():
+        own: dict[str, tuple[str, str]] = {}
+        for spec in imports[path]:
+            target_name = resolve(spec, name, path.endswith("__init__.py"))
+            if target_name is None:
+                continue
+            top = target_name.split(".")[0]
+            for target in absent_on.get(top, ()):
+                own.setdefault(target, (path, top))
+            for loaded in _with_parents(target_name):
+                if loaded in modules and loaded != name:
+                    importers[loaded].add(name)
+        if own:
+            absent[name] = own
+    # what a module cannot load, its importers cannot either
+    queue = list(absent)
+    while queue:
+        loaded = queue.pop()
+        for importer in importers.get(loaded, ()):
+            mine = absent.setdefault(importer, {})
+            grown = False
+            for target, origin in absent[loaded].items():
+                if target not in mine:
+                    mine[target] = origin
+                    grown = True
+            if grown:
+                queue.append(importer)
+    found: dict[str, Unloadable] = {}
+    for path, name in names.items():
+        if modules.get(name) != path:
+            continue
+        reached: dict[str, tuple[str, str]] = {}
+        for loaded in _with_parents(name):  # the packages above it load first
+            for target, origin in absent.get(loaded, {}).items():
+                reached.setdefault(target, origin)
+        if reached:
+            origin, package = sorted(reached.values())[0]
+            found[path] = Unloadable(tuple(sorted(reached)), origin, package)
+    return found
+
+
+def imports_third_party(imports: Iterable[list[str]]) -> bool:
+    """Whether any file imports, at its top level, a package outside the standard library (only
+    such a package can be absent on a target)."""
+    return any(
+        not spec.startswith(".") and spec.split(".")[0] not in sys.stdlib_module_names
+        for specs in imports
+        for spec in specs
+    )
+
+
+def packages_described(found: Mapping[str, Unloadable]) -> list[str]:
+    """One line per top-level package whose every module cannot load on some targets (its
+    ``__init__.py`` cannot), for the notes of a run."""
+    lines = []
+    for path, (targets, origin, package) in sorted(found.items()):
+        name = module_name(path)
+        if "." in name or not path.endswith("__init__.py"):
+            continue
+        on = ", ".join(targets)
+        lines.append(
+            f"package {name} imports {package} when it loads (in {origin}), which no {on}"
+            f" machine has: its modules list no {on} site"
+        )
+    return lines
+
+
+def resolve(spec: str, module: str, is_package: bool) -> str | None:
+    """The absolute name an import ``spec`` of ``module`` names (relative ones resolved in its
+    package), or None where the dots climb above the outermost package."""
+    level = len(spec) - len(spec.lstrip("."))
+    if not level:
+        return spec
+    package = module.split(".") if is_package else module.split(".")[:-1]
+    if level - 1 > len(package) or (level - 1 == len(package) and not spec[level:]):
+        return None
+    base = package[: len(package) - (level - 1)]
+    rest = spec[level:]
+    return ".".join([*base, rest] if rest else base) or None
+
+
+def module_name(path: str) -> str:
+    """The dotted name a file is imported by: its packages (the folders above it that hold an
+    ``__init__.py``) and its own name (none for a package's ``__init__.py``)."""
+    folder, filename = os.path.split(os.path.abspath(path))
+    stem = os.path.splitext(filename)[0]
+    parts = _packages(folder)
+    return ".".join([*parts, stem] if stem != "__init__" else parts) or stem
+
+
+@functools.lru_cache(maxsize=4096)
+def _packages(folder: str) -> tuple[str, ...]:
+    """The package names from the outermost package down to ``folder`` (empty outside one)."""
+    if not os.path.isfile(os.path.join(folder, "__init__.py")):
+        return ()
+    return (*_packages(os.path.dirname(folder)), os.path.basename(folder))
+
+
+def _with_parents(name: str) -> list[str]:
+    """``a.b.c`` -> ``a``, ``a.b``, ``a.b.c``: what importing it runs."""
+    parts = name.split(".")
+    return [".".join(parts[: end + 1]) for end in range(len(parts))]
+
+
+def valid_imports(value: Any) -> bool:
+    return isinstance(value, list) and all(isinstance(item, str) for item in value)
