@@ -149,3 +149,19 @@ def test_a_module_linted_without_its_package_keeps_mps():
         "npu",
         "xpu",
     ]
+
+
+def test_the_cache_follows_what_a_package_loads(tmp_path):
+    project = tmp_path / "project"
+    shutil.copytree(FIXTURES / "project" / "triton_packages", project)
+    first = run_cli(".", "--output-format", "json", "--isolated", cwd=project)
+    assert first == run_cli(".", "--output-format", "json", "--isolated", cwd=project)
+    norm = project / "kernelpkg" / "ops" / "norm.py"
+    norm.write_text(
+        norm.read_text().replace(
+            "import triton\n", "try:\n    import triton\nexcept ImportError:\n    triton = None\n"
+        )
+    )
+    _, out, _ = run_cli(".", "--output-format", "json", "--isolated", cwd=project)
+    generation = [site for site in _targets_by_site(out) if site[0] == "kernelpkg/generation.py"]
+    assert [site[-1] for site in generation] == [["cpu", "mlu", "mps", "npu", "xpu"]] * 2
