@@ -71,6 +71,8 @@ def unloadable(
     """Path -> the targets that cannot load it, for the files among ``imports`` (path -> its
     ``top_imports``) that import, or whose packages import, through the project's own modules,
     a package of ``absent_on`` (package -> the targets it is absent on)."""
+    if not any(spec.split(".")[0] in absent_on for specs in imports.values() for spec in specs):
+        return {}  # no file imports one (a relative import's first part is empty)
     names = {path: module_name(path) for path in imports}
     by_name: dict[str, list[str]] = defaultdict(list)
     for path, name in names.items():
@@ -80,15 +82,18 @@ def unloadable(
     # module -> target -> (the file that imports the package, the package)
     absent: dict[str, dict[str, tuple[str, str]]] = {}
     importers: dict[str, set[str]] = defaultdict(set)
+    tops = {name.split(".", 1)[0] for name in modules}  # the run's own top-level modules
     for name, path in modules.items():
         own: dict[str, tuple[str, str]] = {}
         for spec in imports[path]:
             target_name = resolve(spec, name, path.endswith("__init__.py"))
             if target_name is None:
                 continue
-            top = target_name.split(".")[0]
+            top = target_name.split(".", 1)[0]
             for target in absent_on.get(top, ()):
                 own.setdefault(target, (path, top))
+            if top not in tops:
+                continue  # another project's module (torch, numpy)
             for loaded in _with_parents(target_name):
                 if loaded in modules and loaded != name:
                     importers[loaded].add(name)
