@@ -593,7 +593,7 @@ def _with_layers(
     known = {path: fact for path, fact in facts.items() if fact is not None}
     layers = found.layers_of(known, TARGETS)
     imports = {path: fact[4] for path, fact in known.items()}
-    unloadable = {}
+    unloadable: dict[str, loads.Unloadable] = {}
     if loads.imports_third_party(imports.values()):  # else nothing is absent: no catalogue
         absent_on = load_catalog().table("device").get("backend", {}).get("absent_on", {})
         unloadable = loads.unloadable(imports, absent_on)

@@ -34,7 +34,8 @@ SEVERITY_RANK = {Severity.INFO: 0, Severity.WARNING: 1, Severity.ERROR: 2}
 
 def _says_all(finding: Finding, other: Finding) -> bool:
     """``finding`` lists every target ``other`` does, at least as severe."""
-    return other.targets.keys() <= finding.targets.keys() and (
+    listed = {t for t, advice in finding.targets.items() if not advice.portable}
+    return {t for t, advice in other.targets.items() if not advice.portable} <= listed and (
         SEVERITY_RANK[finding.severity] >= SEVERITY_RANK[other.severity]
     )
 
