@@ -61,3 +61,13 @@ def test_a_module_name_two_files_share_is_left_alone(tmp_path):
         init.touch()
         files[str(init)] = ["triton"]
     assert unloadable(files, {"triton": ["mps"]}) == {}
+
+
+def test_an_import_in_a_long_string_is_no_statement():
+    text = (
+        b'"""Use it so:\n\nimport triton\n"""\n'
+        b"import torch\n"
+        b"EXAMPLE = '''\nfrom kernels import norm\n'''\n"
+        b"from pkg import ops\n"
+    )
+    assert top_imports(text) == ["pkg", "pkg.ops", "torch"]

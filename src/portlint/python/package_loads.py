@@ -16,6 +16,7 @@ file's list of them is part of its cached facts (``layers.Finder.file_facts``).
 
 from __future__ import annotations
 
+import bisect
 import functools
 import os
 import re
@@ -46,7 +47,10 @@ def top_imports(raw: bytes) -> list[str]:
     ``from a import b, c`` -> ``a``, ``a.b``, ``a.c`` (a name may be a submodule); relative
     ones keep their dots (``from .x import y`` -> ``.x``, ``.x.y``)."""
     found: list[str] = []
+    strings = _long_strings(raw)
     for match in TOP_IMPORT.finditer(raw):
+        if strings and _inside(match.start(), strings):
+            continue  # an example in a docstring
         source, names, plain = match.groups()
         if plain is not None:
             for part in plain.decode(errors="replace").split(","):
@@ -124,6 +128,34 @@ def unloadable(
             origin, package = sorted(reached.values())[0]
             found[path] = Unloadable(tuple(sorted(reached)), origin, package)
     return found
+
+
+#: The quotes of a long string.
+LONG_QUOTES = re.compile(rb'"""' + rb"|'''")
+
+
+def _long_strings(raw: bytes) -> list[tuple[int, int]]:
+    """(start, end) of the text's triple-quoted strings, in order (an unclosed one runs to the
+    end): a line inside one is no statement."""
+    spans: list[tuple[int, int]] = []
+    opened: bytes | None = None
+    start = 0
+    for match in LONG_QUOTES.finditer(raw):
+        quote = match.group(0)
+        if opened is None:
+            opened, start = quote, match.start()
+        elif quote == opened:
+            spans.append((start, match.end()))
+            opened = None
+    if opened is not None:
+        spans.append((start, len(raw)))
+    return spans
+
+
+def _inside(position: int, spans: list[tuple[int, int]]) -> bool:
+    """Whether ``position`` falls in one of the ordered, disjoint ``spans``."""
+    at = bisect.bisect_right(spans, (position, sys.maxsize)) - 1
+    return at >= 0 and spans[at][0] <= position < spans[at][1]
 
 
 def imports_third_party(imports: Iterable[list[str]]) -> bool:
