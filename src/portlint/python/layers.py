@@ -25,7 +25,6 @@ with the file's modification time and size (``portlint.cache.Cache.facts``).
 
 from __future__ import annotations
 
-import functools
 import os
 import re
 from collections import Counter, defaultdict
@@ -33,7 +32,7 @@ from collections.abc import Iterable, Mapping
 from stat import S_ISREG
 from typing import Any, NamedTuple
 
-from portlint.python.package_loads import top_imports
+from portlint.python.package_loads import module_name, top_imports
 
 #: How many names of ``torch.cuda`` a module rebinds before it is a layer that redirects the
 #: CUDA API (one rebinding is a workaround for one function).
@@ -216,21 +215,7 @@ def reached(path: str, facts: list[Any], layers: Mapping[Layer, Reach]) -> tuple
 def top_package(path: str) -> str:
     """The top-level package a Python file belongs to: its outermost folder with an
     ``__init__.py``, or the module itself outside any package."""
-    return _package_of(os.path.dirname(path)) or os.path.splitext(os.path.basename(path))[0]
-
-
-@functools.lru_cache(maxsize=4096)
-def _package_of(folder: str) -> str | None:
-    """``_outermost_package`` of a folder as a run names it (made absolute once per folder)."""
-    return _outermost_package(os.path.abspath(folder))
-
-
-@functools.lru_cache(maxsize=4096)
-def _outermost_package(folder: str) -> str | None:
-    """The name of the outermost package folder at or above ``folder``; None outside one."""
-    if not os.path.isfile(os.path.join(folder, "__init__.py")):
-        return None
-    return _outermost_package(os.path.dirname(folder)) or os.path.basename(folder)
+    return module_name(path).split(".")[0]
 
 
 def migration_imports(tools: Mapping[str, Iterable[str]]) -> re.Pattern[bytes]:
