@@ -1352,7 +1352,7 @@ class Analyser(ast.NodeVisitor):
             last > 0
             and branches[last].test is None
             and (_refuses(branches[last]) or collective_fallback)
-        )
+        ) or (statement and self._falls_through_to_raise(branches))
         # ``if args.fp8: if device_type != "cuda": print("ignoring --fp8") else: ...``: a CUDA
         # test inside a branch taken for an NVIDIA-only feature gates that feature by design
         feature_gate = any(polarity) and self._in_feature_branch()
@@ -1692,6 +1692,23 @@ class Analyser(ast.NodeVisitor):
             if isinstance(block, list) and node in block:
                 return block[block.index(node) + 1 :]
         return []
+
+    def _falls_through_to_raise(self, branches: list[Branch]) -> bool:
+        """``if cuda: return "cuda"`` ``elif xpu: return "xpu"`` then ``raise ...`` at the end of
+        the function: every arm leaves, so what follows the chain is its ``else``, and it ends
+        by refusing (a target no arm takes stops there, it does not fall back)."""
+        if branches[-1].test is None or not all(_leaves(b.body) for b in branches):
+            return False
+        if len(self.stack) < 2 or not isinstance(
+            self.stack[-2], ast.FunctionDef | ast.AsyncFunctionDef
+        ):
+            return False
+        rest = self._after()
+        return (
+            bool(rest)
+            and isinstance(rest[-1], ast.Raise)
+            and not any(isinstance(n, ast.Return) for s in rest for n in walk(s))
+        )
 
     def _may_report(self, branch: Branch) -> bool:
         """The branch has a line that can hold a finding (what a generic twin would cover)."""
