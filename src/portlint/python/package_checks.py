@@ -71,7 +71,7 @@ def check_import(node: ast.Import | ast.ImportFrom, ctx: Context) -> None:
         if _only_where_built(node, ctx, package) or _own_package(package, ctx):
             continue
         fallback = id(node) in ctx.import_fallbacks
-        if fallback and _probes_package(ctx, package):
+        if fallback and (_probes_package(ctx, package) or _imported_before(node, ctx, package)):
             continue
         checked = not fallback and _under_availability_check(node, ctx, package)
         integration = not (fallback or checked) and _integration_module(node, ctx, package)
@@ -96,6 +96,26 @@ def check_import(node: ast.Import | ast.ImportFrom, ctx: Context) -> None:
         _scope_after_local_import(node, ctx, table[package])
         if not (fallback or checked or integration):
             _scope_after_module_import(node, ctx, package)
+
+
+def _imported_before(node: ast.Import | ast.ImportFrom, ctx: Context, package: str) -> bool:
+    """``try: import xformers; import xformers.ops`` ``except ImportError: ...``: an earlier
+    statement of the same ``try`` body imports the package already. The later import succeeds
+    exactly when the first does, and never runs where it fails: the first is the one site."""
+    parent = ctx.parents.get(id(node))
+    if not isinstance(parent, ast.Try) or node not in parent.body:
+        return False
+    table = package_advice(ctx.catalog)
+    for statement in parent.body[: parent.body.index(node)]:
+        if isinstance(statement, ast.Import):
+            modules = [alias.name for alias in statement.names]
+        elif isinstance(statement, ast.ImportFrom) and statement.level == 0 and statement.module:
+            modules = [f"{statement.module}.{alias.name}" for alias in statement.names]
+        else:
+            continue
+        if any(_match_package(module, table) == package for module in modules):
+            return True
+    return False
 
 
 def _imports_extension(node: ast.Import | ast.ImportFrom, name: str, ctx: Context) -> bool:
