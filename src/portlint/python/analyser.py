@@ -893,6 +893,8 @@ class Analyser(ast.NodeVisitor):
             # ``self.gpu_available = torch.cuda.is_available()`` in a ``SystemMetricsMonitor``:
             # the flag decides what is recorded, as a test there does
             info = self._in_observer()
+        if len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+            covered |= self._overridden_after(node.targets[0].id)
         outer = self.guard
         self.guard = outer.inside(False, covered, info=info)
         self.visit(node.value)
@@ -903,6 +905,22 @@ class Analyser(ast.NodeVisitor):
             if isinstance(target, ast.Attribute):
                 self._record_attribute(target.attr, node.value)
                 self._record_attribute_flag(target, node.value)
+
+    def _overridden_after(self, name: str) -> frozenset[str]:
+        """``device = "cuda" if torch.cuda.is_available() else "cpu"`` followed at once by ``if
+        torch.backends.mps.is_available(): device = "mps"`` (or ``device = "mps" if
+        torch.backends.mps.is_available() else device``): the statements right after store the
+        name again for the targets their vendor tests name, so those targets never use the
+        first choice. The run of such statements ends at the first other statement."""
+        resolve = self.ctx.qualified_name
+        covered: set[str] = set()
+        for statement in self._after()[:RUN_REACH]:
+            test = _vendor_override(statement, name)
+            only = None if test is None else only_targets(test, resolve, self.vendors)
+            if only is None:
+                break
+            covered |= only
+        return frozenset(covered)
 
     def _runs_a_collective(self) -> bool:
         """The function makes a collective call (``dist.all_reduce(t)``, rules/distributed.toml
@@ -2722,6 +2740,34 @@ def _is_true(node: ast.expr) -> bool:
 
 
 TERMINATORS = (ast.Return, ast.Raise, ast.Continue, ast.Break)
+
+
+def _vendor_override(statement: ast.AST, name: str) -> ast.expr | None:
+    """The test of ``if <test>: name = ...`` (without ``else``, storing only ``name``) or of
+    ``name = ... if <test> else name``: a store of ``name`` for where the test holds, which
+    keeps the earlier value elsewhere; None for any other statement."""
+    if isinstance(statement, ast.If) and not statement.orelse and statement.body:
+        if all(_stores_only(s, name) for s in statement.body):
+            return statement.test
+        return None
+    if (
+        _stores_only(statement, name)
+        and isinstance(statement, ast.Assign)
+        and isinstance(statement.value, ast.IfExp)
+        and isinstance(statement.value.orelse, ast.Name)
+        and statement.value.orelse.id == name
+    ):
+        return statement.value.test
+    return None
+
+
+def _stores_only(statement: ast.AST, name: str) -> bool:
+    return (
+        isinstance(statement, ast.Assign)
+        and len(statement.targets) == 1
+        and isinstance(statement.targets[0], ast.Name)
+        and statement.targets[0].id == name
+    )
 
 
 def _leaves(body: list[ast.AST]) -> bool:
