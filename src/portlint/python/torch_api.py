@@ -111,14 +111,19 @@ class TorchCudaApi:
         targets = {"rocm": Advice(Status.MANUAL, None, rocm_note) if rocm_note else PORTABLE}
         for target in VENDOR_MODULES:
             targets[target] = self._vendor_advice(target, name, policy, generic)
+        behaviour = self.behaviour.get(name, {})
+        outcome = behaviour.get("outcome", "unknown")
         targets["cpu"] = _cpu_advice(policy.get("cpu"), policy.get("cpu_value"))
+        if policy.get("cpu") == "remove" and outcome == "noop":
+            # ``torch.cuda.empty_cache()``: measured a no-op on a CPU-only build, so a CPU-only
+            # machine has nothing to remove and loses nothing (the fix still guards the generic
+            # form there, ``cpu_remove``)
+            targets["cpu"] = PORTABLE
         if policy.get("private"):  # no public name to map it to
             note = "private API: no public form"
             targets = {"rocm": targets["rocm"]}
             targets |= {t: Advice(Status.MANUAL, None, note) for t in (*VENDOR_MODULES, "cpu")}
         severity = policy.get("severity")
-        behaviour = self.behaviour.get(name, {})
-        outcome = behaviour.get("outcome", "unknown")
         if not severity:  # measured: raising is an error, disabling itself a warning, else info
             severity = OUTCOME_SEVERITY.get(outcome)
         return ApiEntry(
