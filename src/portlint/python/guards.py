@@ -818,6 +818,10 @@ def only_targets(test: ast.expr, resolve: Resolve, vendors: Vendors) -> frozense
                     return frozenset({vendor})
                 if operand.value.lower() in vendors.runtimes:
                     return frozenset()  # ``backend == "directml"``: no portlint target
+                if vendor is not None and vendor not in ("cuda", "cpu"):
+                    # ``vendor_name == "kunlunxin"``, ``device == "hpu"``: another vendor's
+                    # device, which no portlint target is
+                    return frozenset()
         return None
     if isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], ast.In):
         return _listed_targets(test.comparators[0], vendors)  # ``dev in ("cuda", "xpu")``
