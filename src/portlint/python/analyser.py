@@ -472,6 +472,7 @@ class Analyser(ast.NodeVisitor):
             self._patches_cuda_module(node)
             or self._cuda_answer(node)
             or self._nvidia_feature_gate(node)
+            or self._mocks_cuda(node)
         )
         if override or feature or helper or patch or self._is_predicate(node.name):
             # an override of ``.cuda()``: its body is the CUDA implementation, and its
@@ -506,6 +507,32 @@ class Analyser(ast.NodeVisitor):
         self.ctx.resolver.pop()
 
     visit_AsyncFunctionDef = visit_FunctionDef
+
+    def visit_With(self, node: ast.With | ast.AsyncWith) -> None:
+        """``with patch("torch.cuda.is_available", return_value=True):``: the block runs the CUDA
+        path against a mock of the CUDA API, on every machine; it is no site."""
+        resolve = self.ctx.qualified_name
+        if any(
+            isinstance(item.context_expr, ast.Call) and _mocks_cuda_api(item.context_expr, resolve)
+            for item in node.items
+        ):
+            self.ctx.backend_lines.append((node.lineno, node.end_lineno or node.lineno))
+        self.generic_visit(node)
+
+    visit_AsyncWith = visit_With
+
+    def _mocks_cuda(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+        """A test that mocks the CUDA API, by a decorator (``@patch("torch.cuda.device_count",
+        return_value=2)``) or among its own statements (``monkeypatch.setattr(torch.cuda,
+        "is_available", lambda: True)``): it runs the CUDA path on every machine."""
+        if not _is_test(node):
+            return False
+        resolve = self.ctx.qualified_name
+        calls = [d for d in node.decorator_list if isinstance(d, ast.Call)]
+        calls += [
+            s.value for s in node.body if isinstance(s, ast.Expr) and isinstance(s.value, ast.Call)
+        ]
+        return any(_mocks_cuda_api(call, resolve) for call in calls)
 
     def _vendor_helper(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
         """The function is named for CUDA or ROCm (``_check_nvidia_connectivity``,
@@ -2740,6 +2767,30 @@ def _is_true(node: ast.expr) -> bool:
 
 
 TERMINATORS = (ast.Return, ast.Raise, ast.Continue, ast.Break)
+
+
+#: What replaces an attribute for a test: ``patch("m.torch.cuda.X")``, ``patch.object(torch.cuda,
+#: "X")``, ``monkeypatch.setattr(torch.cuda, "X", f)`` (unittest.mock and pytest).
+MOCK_CALLS = frozenset({"patch", "object", "setattr"})
+
+
+def _mocks_cuda_api(call: ast.Call, resolve: Resolve) -> bool:
+    """The call replaces a name of ``torch.cuda`` for a test (``patch("invokeai.backend.util.
+    devices.torch.cuda.is_available", return_value=True)``, ``patch.object(torch.cuda,
+    "get_device_name", ...)``, ``monkeypatch.setattr("torch.cuda.device_count", ...)``)."""
+    func = call.func
+    name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", None)
+    if name not in MOCK_CALLS or not call.args:
+        return False
+    owner = _last_part(func.value) if isinstance(func, ast.Attribute) else ""
+    if name == "setattr" and "patch" not in owner:
+        return False  # the builtin ``setattr`` or an object's own: not a mock
+    if name == "object" and owner != "patch":
+        return False
+    first = call.args[0]
+    if isinstance(first, ast.Constant) and isinstance(first.value, str):
+        return "torch.cuda." in f"{first.value}." and name != "object"
+    return resolve(first) == "torch.cuda"
 
 
 def _vendor_override(statement: ast.AST, name: str) -> ast.expr | None:
