@@ -178,10 +178,12 @@ def test_the_prefilter_searches_from_its_anchors():
 
     assert len(WORDS.searches) == len(ANCHORS)
     assert all(search.pattern.startswith(tuple(ANCHORS)) for search in WORDS.searches)
-    for word in (*CANDIDATE_WORDS, "x = CUDAExtension(", "sm_90", "import flash_attn"):
+    shapes = ("x = CUDAExtension(", "sm_90", "import flash_attn", "import marlin")
+    for word in (*CANDIDATE_WORDS, *shapes):
         assert is_candidate(f"# {word}\n") and is_candidate(word), word
-    for near in ("flash_attn_func", "CUDA graphs", "nvidia smi", "sm_x", "cud", "CUBLA"):
+    nears = ("flash_attn_func", "CUDA graphs", "nvidia smi", "sm_x", "cud", "CUBLA", "marlin_utils")
+    for near in nears:
         assert not is_candidate(near), near
     assert set(CANDIDATE_CONTEXTS) <= {
-        w for w in ("flash_attn", "CUDA", "nvidia", "sm_", "cpp_extension")
+        w for w in ("flash_attn", "CUDA", "nvidia", "sm_", "cpp_extension", "marlin")
     }

@@ -38,6 +38,8 @@ CANDIDATE_WORDS = (
 CANDIDATE_CONTEXTS = {
     # the module name in an import, not part of a longer name
     "flash_attn": re.compile(r"flash_attn(?!\w)(?<!\wflash_attn)"),
+    # the Marlin kernels' module (``import marlin``), not a longer name such as marlin_utils
+    "marlin": re.compile(r"marlin(?!\w)(?<!\wmarlin)"),
     # the environment variables (CUDA_VISIBLE_DEVICES, PYTORCH_CUDA_ALLOC_CONF) and CUDAExtension
     # and the "CUDA" profiler activity (activities=["CPU", "CUDA"])
     "CUDA": re.compile(r"CUDA(?:_|Extension|[\"'])"),
@@ -52,7 +54,7 @@ CANDIDATE_CONTEXTS = {
 
 #: Where the searches start (``portlint.wordsearch``): "u" for the ``cu...`` words, "x" for
 #: apex, xformers and cpp_extension, "n" for the ``nv...`` words, nccl, tensorrt, flash...,
-#: bitsandbytes, transformer_engine and sageattention, "A" and "L" for the upper-case words,
+#: bitsandbytes, transformer_engine, sageattention and marlin, "A" and "L" for the upper-case words,
 #: "m" for sm_: six passes over the text where starting from each word's first letter takes
 #: eleven.
 ANCHORS = "uxnALm"
