@@ -30,6 +30,7 @@ CANDIDATE_WORDS = (
     "flashinfer",
     "flash_attn_interface",
     "sageattention",
+    "exllamav2",
     "ProfilerActivity",
 )
 #: Words common in code that no rule matches (``is_flash_attn_available()``, docstrings about
@@ -53,10 +54,10 @@ CANDIDATE_CONTEXTS = {
 
 
 #: Where the searches start (``portlint.wordsearch``): "u" for the ``cu...`` words, "x" for
-#: apex, xformers and cpp_extension, "n" for the ``nv...`` words, nccl, tensorrt, flash...,
-#: bitsandbytes, transformer_engine, sageattention and marlin, "A" and "L" for the upper-case words,
-#: "m" for sm_: six passes over the text where starting from each word's first letter takes
-#: eleven.
+#: apex, xformers, exllamav2 and cpp_extension, "n" for the ``nv...`` words, nccl, tensorrt,
+#: flash..., bitsandbytes, transformer_engine, sageattention and marlin, "A" and "L" for the
+#: upper-case words, "m" for sm_: six passes over the text where starting from each word's first
+#: letter takes eleven.
 ANCHORS = "uxnALm"
 
 #: The words and contexts, found in one pass (``portlint.wordsearch``); its expressions, from the
