@@ -778,7 +778,11 @@ def check_device_type_prefix(node: ast.Call, ctx: Context) -> None:
     listed = {e.value for e in elements if isinstance(e, ast.Constant)}
     rule = ctx.catalog.rules["PRT104"]
     targets = {t: PORTABLE if t in listed else a for t, a in rule.targets.items()}
-    ctx.report(literal, "PRT104", 'Device type compared with `"cuda"`', targets=targets)
+    # on the CUDA path alone (after ``if not torch.cuda.is_available(): raise``) the test that
+    # put it there is the site, as for ``==`` (``check_device_type_comparison``)
+    behind = _behind_cuda_path(node, ctx)
+    message = 'Device type compared with `"cuda"`'
+    ctx.report(literal, "PRT104", message, targets=targets, behind=behind)
 
 
 def closed_set(operand: ast.expr, ctx: Context) -> ast.Tuple | ast.List | ast.Set | None:

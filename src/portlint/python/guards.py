@@ -748,13 +748,23 @@ def compared_with_none(node: ast.AST | None, ops: tuple[type[ast.cmpop], ...]) -
 
 
 def rocm_build_test(test: ast.expr, resolve: Resolve) -> bool:
-    """``torch.version.hip``, ``torch.version.hip is not None``, ``"AMD" in
-    torch.cuda.get_device_name()`` (a ROCm vendor word of rules/device.toml ``[backend.vendors]``
-    in the device's name): true on ROCm builds only."""
+    """``torch.version.hip``, ``torch.version.hip is not None`` (also through ``getattr``),
+    ``"AMD" in torch.cuda.get_device_name()`` (a ROCm vendor word of rules/device.toml
+    ``[backend.vendors]`` in the device's name): true on ROCm builds only."""
     if isinstance(test, ast.Compare) and compared_with_none(test, (ast.IsNot, ast.NotEq)):
         test = test.left
     if _names_amd_device(test, resolve):
         return True
+    if (
+        isinstance(test, ast.Call)
+        and isinstance(test.func, ast.Name)
+        and test.func.id == "getattr"
+        and len(test.args) >= 2
+        and isinstance(test.args[1], ast.Constant)
+        and test.args[1].value == "hip"
+        and resolve(test.args[0]) == "torch.version"
+    ):
+        return True  # ``getattr(torch.version, "hip", None)``: the same attribute, read safely
     return isinstance(test, ast.Attribute | ast.Name) and resolve(test) == "torch.version.hip"
 
 
