@@ -868,7 +868,9 @@ class TorchCudaFixes(FixBase):
             return None
         is_call = call is not None and call.func is node
         if f"torch.cuda.{entry.name}" in CUDA_CHECKS and (
-            self._branch_keeps_cuda_calls(node) or self._asserts_cuda(node)
+            self._branch_keeps_cuda_calls(node)
+            or self._asserts_cuda(node)
+            or self._inside_cuda_keyed_branch(node)
         ):
             return None  # ``torch.cuda.is_available() and torch.cuda.is_bf16_supported()``
         if entry.generic and entry.since and self.min_torch >= version_tuple(entry.since):

@@ -539,12 +539,15 @@ class FixBase:
             if (
                 isinstance(node, ast.Constant)
                 and node.value in ("cuda", "nccl")
-                and isinstance(self._arm_holding(node), ast.IfExp)
+                and isinstance(self._arm_holding(node), KEPT_CHOICE)
             ):
                 # ``device = "cuda" if torch.cuda.is_available() else "cpu"`` outside a device
                 # position, or ``["cuda"] if torch.cuda.is_available() else []`` (a list of
-                # devices to test on): the choice stays CUDA's. Strings in device positions,
-                # tuples and comparisons are judged (and fixed) by their own findings.
+                # devices to test on): the choice stays CUDA's. So does a name stored or returned
+                # in the arm (``if torch.cuda.is_available(): device = "cuda"``, ``return
+                # "cuda"``): rewriting the test alone would hand "cuda" to the other accelerators.
+                # Strings in device positions, tuples and comparisons are judged (and fixed) by
+                # their own findings.
                 return True
         return any(
             (isinstance(node, ast.Constant) and node.value in VENDOR_TYPES)
@@ -636,6 +639,35 @@ class FixBase:
                 return False
         return False
 
+    def _inside_cuda_keyed_branch(self, node: ast.AST) -> bool:
+        r"""``match = re.match(r"cuda:(\d+)", key)`` then ``if match: if not
+        torch.cuda.is_available(): continue`` ...: the test sits in a branch taken for data named
+        for CUDA (a checkpoint's per-device RNG states). Another accelerator would pass the
+        rewritten test and reach code for CUDA's data, which it used to skip: the test keeps
+        CUDA. The branch's test holds a string that says "cuda", or reads a name the function
+        stores from one."""
+        scope: ast.AST | None = None
+        branches: list[ast.expr] = []
+        child = node
+        for ancestor in self.ancestors(node):
+            if isinstance(ancestor, ast.FunctionDef | ast.AsyncFunctionDef):
+                scope = ancestor
+                break
+            if isinstance(ancestor, ast.If) and child in ancestor.body:
+                branches.append(ancestor.test)
+            child = ancestor
+        if scope is None or not branches:
+            return False
+        names = {n.id for test in branches for n in ast.walk(test) if isinstance(n, ast.Name)}
+        if any(_names_cuda_text(test) for test in branches):
+            return True
+        return any(
+            isinstance(statement, ast.Assign)
+            and any(isinstance(t, ast.Name) and t.id in names for t in statement.targets)
+            and _names_cuda_text(statement.value)
+            for statement in ast.walk(scope)
+        )
+
     def _following_statements(self, statement: ast.stmt) -> list[ast.stmt]:
         parent = self.parents.get(id(statement))
         for field in ("body", "orelse", "finalbody"):
@@ -664,6 +696,19 @@ class FixBase:
         else:
             return node.attr != "cuda" and not name.startswith("torch.cuda")
         return fix is not None and fix.applicability is Applicability.SAFE
+
+
+def _names_cuda_text(expression: ast.expr) -> bool:
+    r"""A string in ``expression`` that names CUDA (``r"cuda:(\d+)"``, ``"cuda"``)."""
+    return any(
+        isinstance(n, ast.Constant) and isinstance(n.value, str) and "cuda" in n.value.lower()
+        for n in ast.walk(expression)
+    )
+
+
+#: Where a "cuda" string in a CUDA test's arm is a choice the test's rewrite would hand to every
+#: accelerator: an arm of a conditional expression, a value stored or returned, a dict's value.
+KEPT_CHOICE = (ast.IfExp, ast.Return, ast.Assign, ast.AnnAssign, ast.Dict, ast.Yield)
 
 
 def _called_name(call: ast.Call) -> str:
