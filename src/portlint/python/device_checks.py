@@ -251,6 +251,8 @@ def check_device_strings(node: ast.Call, ctx: Context) -> None:
                 continue
             if literal.via_variable and _forwarded_default(node, name, argument, literal, ctx):
                 continue
+            if _names_devices_only(node, argument, literal.node, ctx):
+                continue
             if (
                 isinstance(argument, ast.IfExp)
                 and literal.node in (argument.body, argument.orelse)
@@ -291,6 +293,55 @@ def check_device_strings(node: ast.Call, ctx: Context) -> None:
                 severity=severity,
                 behind=_after_refusing_test(node, ctx),
             )
+
+
+#: Methods that put a tensor or a module on a device.
+PLACING_METHODS = frozenset({"to", "cuda"})
+
+
+def _names_devices_only(node: ast.AST, argument: ast.expr, literal: ast.AST, ctx: Context) -> bool:
+    """``pool.set_generation_devices([torch.device("cuda:0"), torch.device("cuda:1")])`` in a test
+    that puts nothing on a device itself (no ``.to()``, ``.cuda()``, ``map_location``, nor any
+    ``torch`` call beyond ``torch.device`` and the ``torch.cuda`` probes): the devices are data
+    for the code under test (keys, labels, parsed strings), which runs on every machine. A
+    device chosen by a CUDA test (``"cuda" if torch.cuda.is_available() else "cpu"``) is not
+    such data: it is where the test runs."""
+    scope = ctx.function_scope()
+    if scope is None or not scope.name.lstrip("_").startswith("test"):
+        return False
+    guard = ctx.guards.get(id(node))
+    if guard is not None and guard.cuda_only:
+        return False
+    for inner in walk(argument):  # written in the call, not walked yet: no parents of its own
+        if (
+            isinstance(inner, ast.IfExp)
+            and ctx.names_cuda(inner.test)
+            and any(part is literal for part in walk(inner))
+        ):
+            return False
+    current = ctx.parents.get(id(literal))
+    while current is not None and current is not scope:
+        if isinstance(current, ast.IfExp) and ctx.names_cuda(current.test):
+            return False
+        current = ctx.parents.get(id(current))
+    return not ctx.scope_fact("places on a device", scope, lambda s: _places(s, ctx))
+
+
+def _places(scope: ast.AST, ctx: Context) -> bool:
+    """The function puts a tensor or a module on a device, or runs torch's own code."""
+    for inner in walk(scope):
+        if not isinstance(inner, ast.Call):
+            continue
+        if isinstance(inner.func, ast.Attribute) and inner.func.attr in PLACING_METHODS:
+            return True
+        if any(keyword.arg == "map_location" for keyword in inner.keywords):
+            return True
+        name = ctx.qualified_name(inner.func) or ""
+        if name.startswith("torch.") and not (
+            name == "torch.device" or name.startswith(("torch.cuda.", "torch.backends."))
+        ):
+            return True
+    return False
 
 
 def _behind_cuda_path(node: ast.AST, ctx: Context) -> ast.expr | None:
