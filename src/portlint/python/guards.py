@@ -170,13 +170,16 @@ class Vendors:
         return None
 
     def _named_predicate(self, name: str) -> str | None:
-        """``is_intel_xpu()``, ``is_device_mps(device)``, ``mps_mode()``: a predicate named
-        ``is_`` (``has_``) then words that name one vendor, or a vendor's ``_mode``."""
+        """``is_intel_xpu()``, ``is_device_mps(device)``, ``mps_mode()``, ``_xpu_is_available()``:
+        a predicate named ``is_`` (``has_``) then words that name one vendor, or a vendor's
+        ``_mode``, ``_available`` or ``_is_available``."""
         words = name.lower().split("_")
         if len(words) >= 2 and words[0] in ("is", "has"):
             named = words[1:]
-        elif len(words) == 2 and words[1] == "mode":
-            named = words[:1]
+        elif len(words) == 2 and words[1] in ("mode", "available"):
+            named = words[:1]  # ``mps_mode()``, ``xpu_available()``
+        elif len(words) == 3 and words[1:] == ["is", "available"]:
+            named = words[:1]  # ``_xpu_is_available()``: the vendor first
         else:
             return None
         vendors = {self.words.get(word) for word in named if word not in PREDICATE_FILLERS}
