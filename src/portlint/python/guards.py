@@ -835,6 +835,10 @@ def only_targets(test: ast.expr, resolve: Resolve, vendors: Vendors) -> frozense
                     # ``vendor_name == "kunlunxin"``, ``device == "hpu"``: another vendor's
                     # device, which no portlint target is
                     return frozenset()
+                if operand.value.lower() == "nvidia":
+                    # ``vendor_name == "nvidia"``: the vendor itself, not the "cuda" device type
+                    # that ROCm builds share: NVIDIA's own arm, which no target reaches
+                    return frozenset()
         return None
     if isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], ast.In):
         return _listed_targets(test.comparators[0], vendors)  # ``dev in ("cuda", "xpu")``
