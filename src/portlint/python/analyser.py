@@ -21,7 +21,7 @@ from typing import TypeGuard
 
 from portlint.catalog import Catalog
 from portlint.config import Settings, version_tuple
-from portlint.model import Finding, SourceFile, Span
+from portlint.model import TARGETS, Finding, SourceFile, Span
 from portlint.python import (
     api_checks,
     device_checks,
@@ -3503,9 +3503,18 @@ def _analyse_tree(
     if settings is not None:
         ctx.absent_targets = settings.absent_targets
     stem = os.path.splitext(os.path.basename(source.path))[0]
-    absent = package_scope(stem, catalog)
-    if absent:  # bitsandbytes.py, bnb.py
-        ctx.package_scopes.append((1, source.text.count("\n") + 1, absent))
+    folders = [f for f in os.path.dirname(source.path).replace("\\", "/").split("/") if f]
+    if folders and folders[0] == "src":
+        folders = folders[1:]
+    # bitsandbytes.py, bnb.py, or a module in a folder named for the package (layers/marlin/).
+    # The top folder may be the package's own sources (bitsandbytes/ in bitsandbytes, which is
+    # ported to other targets): it counts only for a package no target has a build of.
+    for position, name in enumerate((stem, *reversed(folders))):
+        absent = package_scope(name, catalog) if name not in ("", ".", "..") else None
+        top = position == len(folders)
+        if absent and (not top or absent >= frozenset(TARGETS)):
+            ctx.package_scopes.append((1, source.text.count("\n") + 1, absent))
+            break
     package_checks.scope_extension_tests(ctx)  # fused_kernels/tests/test_fused_kernels.py
     min_torch = (settings or Settings()).min_torch
     ctx.fixes = FixBuilder(ctx, tree, min_torch, source.newline)

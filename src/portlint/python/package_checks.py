@@ -521,7 +521,13 @@ def _scope_table(catalog: Catalog) -> tuple[re.Pattern[str], dict[str, frozenset
             missing = frozenset(TARGETS)
         else:
             missing = frozenset(t for t, a in advice.items() if a.status is Status.UNSUPPORTED)
-        for name in package_names(package, catalog) - VENDOR_NAMES:
+        names = package_names(package, catalog) - VENDOR_NAMES
+        top = package.split(".")[0]
+        if top != package and top not in table:
+            # ``numba.cuda``: a module named for numba is not one for its CUDA part (numba's CPU
+            # JIT runs everywhere), nor is one named for nvidia one for nvidia.dali
+            names -= {top, top.replace("_", "")}
+        for name in names:
             if missing:
                 absent.setdefault(name, missing)
     short = [n for n in absent if len(n) <= 4]
