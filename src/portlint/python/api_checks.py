@@ -252,7 +252,9 @@ def _report_switch(node: ast.AST, name: str, ctx: Context, code: str, message: s
     else:
         ctx.switch_changes.add(switch)
     guard = ctx.guards.get(id(node))
-    if guard is not None and guard.cuda_only and ctx.names_cuda(guard.behind):
+    # also after ``assert torch.cuda.is_available()``: the other targets stopped at the assert
+    after_assert = guard is not None and isinstance(ctx.parents.get(id(guard.behind)), ast.Assert)
+    if guard is not None and (guard.cuda_only or after_assert) and ctx.names_cuda(guard.behind):
         # ``if torch.cuda.is_available(): torch.backends.cudnn.benchmark = True``: of the
         # targets only ROCm gets here (the reported test is the others' site). It keeps cuDNN's
         # switches (MIOpen): the switch is the test's to report, as a call there is. TF32's it
