@@ -838,7 +838,19 @@ def check_capability_attribute(node: ast.Attribute, ctx: Context) -> None:
     if node.attr not in ("major", "minor") or not isinstance(node.value, ast.Call):
         return
     if ctx.qualified_name(node.value.func) == "torch.cuda.get_device_properties":
-        ctx.report(node, "PRT602", f"Compute capability `.{node.attr}` is NVIDIA numbering")
+        message = f"Compute capability `.{node.attr}` is NVIDIA numbering"
+        guard = ctx.guards.get(id(node))
+        after_assert = guard is not None and isinstance(
+            ctx.parents.get(id(guard.behind)), ast.Assert
+        )
+        if guard is not None and (guard.cuda_only or after_assert) and ctx.names_cuda(guard.behind):
+            # ``if torch.cuda.is_available(): ... .major >= 8``: of the targets only ROCm gets
+            # here, where the number is the GPU architecture's (gfx9...), not NVIDIA's; the
+            # test is the other targets' site
+            rocm = ctx.catalog.rules["PRT602"].targets.get("rocm", PORTABLE)
+            ctx.report(node, "PRT602", message, targets={"rocm": rocm})
+            return
+        ctx.report(node, "PRT602", message)
 
 
 def check_sm_comparison(node: ast.Compare, ctx: Context) -> None:
