@@ -18,6 +18,7 @@ from portlint.python.guards import (
     CUDA_DEVICE_TEXT,
     PREDICATE,
     Guard,
+    availability_before,
     compared_with_none,
     if_chain,
     operands_before,
@@ -843,10 +844,14 @@ def check_capability_attribute(node: ast.Attribute, ctx: Context) -> None:
         after_assert = guard is not None and isinstance(
             ctx.parents.get(id(guard.behind)), ast.Assert
         )
-        if guard is not None and (guard.cuda_only or after_assert) and ctx.names_cuda(guard.behind):
-            # ``if torch.cuda.is_available(): ... .major >= 8``: of the targets only ROCm gets
-            # here, where the number is the GPU architecture's (gfx9...), not NVIDIA's; the
-            # test is the other targets' site
+        in_arm = guard is not None and (guard.cuda_only or after_assert)
+        before = availability_before(node, ctx.parents, ctx.qualified_name, ctx.cuda_flags)
+        if (in_arm and ctx.names_cuda(guard.behind)) or (
+            before is not None and ctx.names_cuda(before)
+        ):
+            # ``if torch.cuda.is_available(): ... .major >= 8`` (or ``"cuda" in device and
+            # ....major >= 7``): of the targets only ROCm gets here, where the number is the GPU
+            # architecture's (gfx9...), not NVIDIA's; the test is the other targets' site
             rocm = ctx.catalog.rules["PRT602"].targets.get("rocm", PORTABLE)
             ctx.report(node, "PRT602", message, targets={"rocm": rocm})
             return
