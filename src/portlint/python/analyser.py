@@ -2803,7 +2803,6 @@ def _vendor_override(statement: ast.AST, name: str) -> ast.expr | None:
         return None
     if (
         _stores_only(statement, name)
-        and isinstance(statement, ast.Assign)
         and isinstance(statement.value, ast.IfExp)
         and isinstance(statement.value.orelse, ast.Name)
         and statement.value.orelse.id == name
@@ -2812,7 +2811,7 @@ def _vendor_override(statement: ast.AST, name: str) -> ast.expr | None:
     return None
 
 
-def _stores_only(statement: ast.AST, name: str) -> bool:
+def _stores_only(statement: ast.AST, name: str) -> TypeGuard[ast.Assign]:
     return (
         isinstance(statement, ast.Assign)
         and len(statement.targets) == 1

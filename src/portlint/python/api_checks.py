@@ -253,9 +253,7 @@ def _report_switch(node: ast.AST, name: str, ctx: Context, code: str, message: s
     else:
         ctx.switch_changes.add(switch)
     guard = ctx.guards.get(id(node))
-    # also after ``assert torch.cuda.is_available()``: the other targets stopped at the assert
-    after_assert = guard is not None and isinstance(ctx.parents.get(id(guard.behind)), ast.Assert)
-    if guard is not None and (guard.cuda_only or after_assert) and ctx.names_cuda(guard.behind):
+    if _only_cuda_reaches(guard, ctx):
         # ``if torch.cuda.is_available(): torch.backends.cudnn.benchmark = True``: of the
         # targets only ROCm gets here (the reported test is the others' site). It keeps cuDNN's
         # switches (MIOpen): the switch is the test's to report, as a call there is. TF32's it
@@ -267,6 +265,14 @@ def _report_switch(node: ast.AST, name: str, ctx: Context, code: str, message: s
         ctx.report(node, code, message, behind=guard.behind)
         return
     ctx.report(node, code, message)
+
+
+def _only_cuda_reaches(guard: Guard | None, ctx: Context) -> bool:
+    """The node sits in the arm of a reported CUDA test, or after ``assert
+    torch.cuda.is_available()``: of the targets only ROCm gets there."""
+    if guard is None or not ctx.names_cuda(guard.behind):
+        return False
+    return guard.cuda_only or isinstance(ctx.parents.get(id(guard.behind)), ast.Assert)
 
 
 def _read_for_a_log(node: ast.AST, ctx: Context) -> bool:
@@ -840,13 +846,8 @@ def check_capability_attribute(node: ast.Attribute, ctx: Context) -> None:
         return
     if ctx.qualified_name(node.value.func) == "torch.cuda.get_device_properties":
         message = f"Compute capability `.{node.attr}` is NVIDIA numbering"
-        guard = ctx.guards.get(id(node))
-        after_assert = guard is not None and isinstance(
-            ctx.parents.get(id(guard.behind)), ast.Assert
-        )
-        in_arm = guard is not None and (guard.cuda_only or after_assert)
         before = availability_before(node, ctx.parents, ctx.qualified_name, ctx.cuda_flags)
-        if (in_arm and ctx.names_cuda(guard.behind)) or (
+        if _only_cuda_reaches(ctx.guards.get(id(node)), ctx) or (
             before is not None and ctx.names_cuda(before)
         ):
             # ``if torch.cuda.is_available(): ... .major >= 8`` (or ``"cuda" in device and
