@@ -71,7 +71,7 @@ def check_import(node: ast.Import | ast.ImportFrom, ctx: Context) -> None:
         if _only_where_built(node, ctx, package) or _own_package(package, ctx):
             continue
         fallback = id(node) in ctx.import_fallbacks
-        if fallback and (_probes_package(ctx, package) or _imported_before(node, ctx, package)):
+        if _imported_before(node, ctx, package) or (fallback and _probes_package(ctx, package)):
             continue
         checked = not fallback and _under_availability_check(node, ctx, package)
         integration = not (fallback or checked) and _integration_module(node, ctx, package)
@@ -99,23 +99,40 @@ def check_import(node: ast.Import | ast.ImportFrom, ctx: Context) -> None:
 
 
 def _imported_before(node: ast.Import | ast.ImportFrom, ctx: Context, package: str) -> bool:
-    """``try: import xformers; import xformers.ops`` ``except ImportError: ...``: an earlier
-    statement of the same ``try`` body imports the package already. The later import succeeds
-    exactly when the first does, and never runs where it fails: the first is the one site."""
-    parent = ctx.parents.get(id(node))
-    if not isinstance(parent, ast.Try) or node not in parent.body:
-        return False
+    """``import tensorrt_llm`` then ``from tensorrt_llm.runtime import ModelRunner``: an earlier
+    statement of the block the import sits in, or of a block around it, imports the package
+    already (``try: import xformers; import xformers.ops``, or a module's top-level import before
+    a function that imports it again). The later import runs only where the earlier one
+    succeeded: the earlier one is the one site."""
     table = package_advice(ctx.catalog)
-    for statement in parent.body[: parent.body.index(node)]:
-        if isinstance(statement, ast.Import):
-            modules = [alias.name for alias in statement.names]
-        elif isinstance(statement, ast.ImportFrom) and statement.level == 0 and statement.module:
-            modules = [f"{statement.module}.{alias.name}" for alias in statement.names]
-        else:
-            continue
-        if any(_match_package(module, table) == package for module in modules):
-            return True
+    current: ast.AST = node
+    while (parent := ctx.parents.get(id(current))) is not None:
+        block = _statement_list(current, parent)
+        if block is not None:
+            earlier = block[: block.index(current)]
+            if any(package in _imported_modules(s, table) for s in earlier):
+                return True
+        current = parent
     return False
+
+
+def _statement_list(statement: ast.AST, parent: ast.AST) -> list[ast.stmt] | None:
+    """The list of ``parent`` (a body, an ``else``, a ``finally``) that holds ``statement``."""
+    for _, value in ast.iter_fields(parent):
+        if isinstance(value, list) and any(item is statement for item in value):
+            return value
+    return None
+
+
+def _imported_modules(statement: ast.AST, table: dict[str, dict[str, Advice]]) -> list[str]:
+    """The table packages an import statement imports (empty for any other statement)."""
+    if isinstance(statement, ast.Import):
+        modules = [alias.name for alias in statement.names]
+    elif isinstance(statement, ast.ImportFrom) and statement.level == 0 and statement.module:
+        modules = [f"{statement.module}.{alias.name}" for alias in statement.names]
+    else:
+        return []
+    return [p for p in (_match_package(module, table) for module in modules) if p is not None]
 
 
 def _imports_extension(node: ast.Import | ast.ImportFrom, name: str, ctx: Context) -> bool:
