@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import ast
 import functools
+import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
@@ -26,6 +27,9 @@ from portlint.python.guards import Resolve, cuda_polarity
 from portlint.python.tree import walk
 
 Polarity = Callable[[ast.expr], int]
+
+#: Where a camelCase name starts a new word (``onlyCUDA``: ``only``, ``CUDA``).
+CAMEL_BOUNDARY = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
 
 
 @dataclass(frozen=True)
@@ -78,12 +82,12 @@ class TestSkips:
         return self._named_requirement(_name(decorator), words)
 
     def _named_requirement(self, name: str | None, words: Mapping[str, str]) -> bool:
-        """``require_cuda``, ``require_torch_gpu``, ``cuda_only``: a requirement word and words
-        that name CUDA by the vendor words of rules/device.toml (``gpu`` is CUDA's there), and
-        nothing else (``require_cuda_or_xpu`` is not one)."""
+        """``require_cuda``, ``require_torch_gpu``, ``cuda_only``, ``onlyCUDA``: a requirement
+        word and words that name CUDA by the vendor words of rules/device.toml (``gpu`` is
+        CUDA's there), and nothing else (``require_cuda_or_xpu`` is not one)."""
         if not name:
             return False
-        parts = name.lower().split("_")
+        parts = CAMEL_BOUNDARY.sub("_", name).lower().split("_")
         if self.requirement_words.isdisjoint(parts):
             return False
         # every word is a requirement, a word for CUDA or a neutral one (``torch``, ``multi``):

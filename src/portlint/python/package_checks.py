@@ -71,10 +71,14 @@ def check_import(node: ast.Import | ast.ImportFrom, ctx: Context) -> None:
         if _only_where_built(node, ctx, package) or _own_package(package, ctx):
             continue
         fallback = id(node) in ctx.import_fallbacks
-        if _imported_before(node, ctx, package) or (fallback and _probes_package(ctx, package)):
+        if fallback and _probes_package(ctx, package):
             continue
         checked = not fallback and _under_availability_check(node, ctx, package)
         integration = not (fallback or checked) and _integration_module(node, ctx, package)
+        if _imported_before(node, ctx, package):
+            # no second site, but what follows still runs only where the package does
+            _scope_after_import(node, ctx, package, fallback or checked or integration)
+            continue
         severity = Severity.WARNING if fallback or checked or integration else None
         message = f"`{package}` needs an NVIDIA GPU"
         if fallback and _own_state_only(node, ctx):
@@ -93,35 +97,54 @@ def check_import(node: ast.Import | ast.ImportFrom, ctx: Context) -> None:
             )
         ctx.parents[id(alias)] = node  # the walk does not enter aliases
         ctx.report(alias, "PRT501", message, targets=table[package], severity=severity)
-        _scope_after_local_import(node, ctx, table[package])
-        if not (fallback or checked or integration):
-            _scope_after_module_import(node, ctx, package)
+        _scope_after_import(node, ctx, package, fallback or checked or integration)
+
+
+def _scope_after_import(
+    node: ast.Import | ast.ImportFrom, ctx: Context, package: str, optional: bool
+) -> None:
+    """What follows the import runs only where the package does (``optional``: the import
+    has a fallback, an availability check or a project module named for it)."""
+    _scope_after_local_import(node, ctx, package_advice(ctx.catalog)[package])
+    if not optional:
+        _scope_after_module_import(node, ctx, package)
 
 
 def _imported_before(node: ast.Import | ast.ImportFrom, ctx: Context, package: str) -> bool:
     """``import tensorrt_llm`` then ``from tensorrt_llm.runtime import ModelRunner``: an earlier
     statement of the block the import sits in, or of a block around it, imports the package
     already (``try: import xformers; import xformers.ops``, or a module's top-level import before
-    a function that imports it again). The later import runs only where the earlier one
-    succeeded: the earlier one is the one site."""
+    a function that imports it again). So does a ``try`` whose handlers all import it again under
+    another name (``try: from flash_attn import v1`` ``except ImportError: from flash_attn import
+    v2``), for what follows it and for the handlers themselves. The later import runs only where
+    the earlier one succeeded, or fails where it failed: the earlier one is the one site."""
     table = package_advice(ctx.catalog)
     current: ast.AST = node
     while (parent := ctx.parents.get(id(current))) is not None:
-        block = _statement_list(current, parent)
+        block = _enclosing_block(current, parent)
         if block is not None:
             earlier = block[: block.index(current)]
-            if any(package in _imported_modules(s, table) for s in earlier):
+            if any(_imports_package(statement, package, table) for statement in earlier):
+                return True
+        if isinstance(parent, ast.ExceptHandler):
+            attempt = ctx.parents.get(id(parent))
+            if isinstance(attempt, ast.Try) and any(
+                _imports_package(statement, package, table) for statement in attempt.body
+            ):
                 return True
         current = parent
     return False
 
 
-def _statement_list(statement: ast.AST, parent: ast.AST) -> list[ast.stmt] | None:
-    """The list of ``parent`` (a body, an ``else``, a ``finally``) that holds ``statement``."""
-    for _, value in ast.iter_fields(parent):
-        if isinstance(value, list) and any(item is statement for item in value):
-            return value
-    return None
+def _imports_package(statement: ast.AST, package: str, table: dict[str, dict[str, Advice]]) -> bool:
+    """The statement imports the package: an import of it, or a ``try`` whose body does and
+    whose every handler does again (a fallback to another name in the same package)."""
+    if isinstance(statement, ast.Try) and statement.handlers:
+        return any(_imports_package(s, package, table) for s in statement.body) and all(
+            any(_imports_package(s, package, table) for s in handler.body)
+            for handler in statement.handlers
+        )
+    return package in _imported_modules(statement, table)
 
 
 def _imported_modules(statement: ast.AST, table: dict[str, dict[str, Advice]]) -> list[str]:
