@@ -1546,6 +1546,7 @@ class Analyser(ast.NodeVisitor):
                 or self._feeds_only_prints(branch)
                 or _only_calls(branch, NUMERIC_MODE_CALL)
                 or self._waits_for_a_clock(branch)
+                or self._only_releases_cache(branch)
                 or self._in_environment_report()
                 or self._in_observer()
                 or _fills_index(branch)
@@ -1696,6 +1697,25 @@ class Analyser(ast.NodeVisitor):
             )
 
         return scope is not None and self.ctx.scope_fact("reads a clock", scope, reads_clock)
+
+    def _only_releases_cache(self, branch: Branch) -> bool:
+        """``if torch.cuda.is_available(): torch.cuda.empty_cache(); torch.cuda.synchronize()``:
+        the arm only hands cached memory back (rules/device.toml ``[device.cache_release]``), so
+        elsewhere the memory is merely kept cached (info)."""
+        table = self.ctx.catalog.table("device").get("device", {}).get("cache_release", {})
+        frees = frozenset(table.get("frees", ()))
+        allowed = frees | frozenset(table.get("with", ()))
+        names = [
+            _call_name(s.value)
+            for s in branch.body
+            if isinstance(s, ast.Expr) and isinstance(s.value, ast.Call)
+        ]
+        return (
+            bool(names)
+            and len(names) == len(branch.body)
+            and all(name in allowed for name in names)
+            and any(name in frees for name in names)
+        )
 
     def _in_feature_branch(self) -> bool:
         """The node being visited is in the body of an ``if`` whose test names an NVIDIA-only
