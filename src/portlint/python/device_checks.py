@@ -40,10 +40,13 @@ DEVICE_FIRST_ARGUMENT = frozenset(
         "torch.Generator",
         "torch.Stream",
         "torch.Event",
+        "torch.distributed.device_mesh.init_device_mesh",
+        "torch.distributed.init_device_mesh",
     }
 )
 #: Keyword arguments that take a device, a device type or a list of devices; ``accelerator=``
-#: is the accelerator name of Lightning's ``Trainer`` and ``Fabric`` (``"cuda"``, ``"mps"``).
+#: is the accelerator name of Lightning's ``Trainer`` and ``Fabric`` (``"cuda"``, ``"mps"``);
+#: ``device_map=`` the device Hugging Face's ``from_pretrained`` loads the weights on.
 DEVICE_KEYWORDS = frozenset(
     {
         "device",
@@ -53,10 +56,20 @@ DEVICE_KEYWORDS = frozenset(
         "output_device",
         "devices",
         "accelerator",
+        "device_map",
     }
 )
-#: Positions that want a device type string ("cuda"), not a torch.device.
-TYPE_FIRST_ARGUMENT = frozenset({"torch.autocast", "torch.amp.autocast", "torch.amp.GradScaler"})
+#: Positions that want a device type string ("cuda"), not a torch.device: the autocast and grad
+#: scaler's, and a device mesh's (``init_device_mesh(device_type, mesh_shape)``).
+TYPE_FIRST_ARGUMENT = frozenset(
+    {
+        "torch.autocast",
+        "torch.amp.autocast",
+        "torch.amp.GradScaler",
+        "torch.distributed.device_mesh.init_device_mesh",
+        "torch.distributed.init_device_mesh",
+    }
+)
 TYPE_KEYWORDS = frozenset({"device_type", "accelerator"})
 #: How many assignments deep a device string is followed through variables.
 FLOW_DEPTH = 3
@@ -987,7 +1000,14 @@ class DeviceFixes(FixBase):
             wants_type = True  # torch.device("cuda", index=i): the type, then the index
         if isinstance(literal, ast.Constant):
             _, _, index = literal.value.partition(":")
-            if wants_type:
+            source = self.ctx.source(literal)
+            if wants_type and index and source[:1] in ("'", '"'):
+                # ``Preprocessor(device="cuda:1")``: still a string, and still device 1
+                position = source.find("cuda")
+                replacement = f"f{source[:position]}{{{kind}}}{source[position + 4 :]}"
+            elif wants_type and index:
+                return None
+            elif wants_type:
                 replacement = kind
             elif index:
                 replacement = f"{self.torch}.device({kind}, {index})"
