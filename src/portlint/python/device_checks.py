@@ -162,6 +162,19 @@ def is_selection(expr: ast.expr, ctx: Context) -> bool:
     return isinstance(body, ast.Constant) and _is_cuda_text(body, CUDA_DEVICE)
 
 
+def _selected_text(expr: ast.expr) -> str:
+    """The CUDA device string of a selection (``"cuda:1" if ... else "cpu"``, or
+    ``torch.device("cuda:1" if ...)``); empty when there is none."""
+    if isinstance(expr, ast.Call) and expr.args:
+        expr = expr.args[0]
+    if not isinstance(expr, ast.IfExp):
+        return ""
+    body = expr.body
+    if isinstance(body, ast.Call) and body.args:
+        body = body.args[0]
+    return body.value if isinstance(body, ast.Constant) and isinstance(body.value, str) else ""
+
+
 def device_arguments(node: ast.Call, name: str | None) -> list[tuple[ast.expr, bool]]:
     """The arguments of a call that sit in a device position, each with whether the position
     wants a device type string (``device_type=``) rather than a device."""
@@ -1038,6 +1051,9 @@ class DeviceFixes(FixBase):
         wants_type = wants_type or self._passed_to_other_code(expression)
         replacement = f"{self.device}.type" if wants_type else self.device
         edit = Edit(self.ctx.span(expression), replacement)
+        # ``"cuda:1" if torch.cuda.is_available() else "cpu"``: the module's device has no index,
+        # so on NVIDIA the work would move to the current device: unsafe
+        unsafe = unsafe or ":" in _selected_text(expression)
         return self._fix([edit], f"use {self.device}", unsafe=unsafe)
 
     def _passed_to_other_code(self, value: ast.expr) -> bool:
