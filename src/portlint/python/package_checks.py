@@ -248,18 +248,25 @@ PROBE_ENDINGS = ("available", "installed")
 
 
 def _probes_package(ctx: Context, package: str) -> bool:
-    """``def is_flash_v2_installed(): try: import flash_attn except: return False``: the
+    """``def is_flash_v2_installed(): try: import flash_attn except: return False`` (or
+    ``def cudnn_version(): ...`` that returns the version, or None where the import failed): the
     function is the project's availability check of the package, which is no site; its callers'
     tests are (PRT501 behind an availability check)."""
     scope = ctx.function_scope()
     if scope is None:
         return False
     words = WORD.findall(scope.name.lower())
-    if len(words) < 2 or words[0] not in ("is", "has") or words[-1] not in PROBE_ENDINGS:
+    if len(words) >= 2 and words[-1] == "version":
+        # ``def nvfuser_version(): try: import nvfuser except ImportError: return None``: the
+        # package's version where it is there, None where not: the same check
+        named = words[:-1]
+    elif len(words) >= 2 and words[0] in ("is", "has") and words[-1] in PROBE_ENDINGS:
+        named = words[1:-1]
+    else:
         return False
     names = package_names(package, ctx.catalog)
     top = package.split(".")[0]
-    return any(word in names or (len(word) >= 4 and top.startswith(word)) for word in words[1:-1])
+    return any(word in names or (len(word) >= 4 and top.startswith(word)) for word in named)
 
 
 def _own_package(package: str, ctx: Context) -> bool:
@@ -471,10 +478,12 @@ def _checks_availability(test: ast.expr, names: set[str]) -> bool:
 
 
 #: Words of a flag that says whether something is installed (``_BITSANDBYTES_AVAILABLE``,
-#: ``has_apex``, ``te_installed``), or a decorator that skips without it (``@require_bnb``).
+#: ``has_apex``, ``te_installed``, ``nvfuser_version()``, None where it is not), or a decorator
+#: that skips without it (``@require_bnb``).
 AVAILABILITY_WORDS = frozenset(
     {
         "available",
+        "version",
         "availability",
         "installed",
         "imported",
@@ -536,7 +545,10 @@ def _check_extension_sources(node: ast.Call, ctx: Context) -> None:
 
 
 #: Package names that are also what every CUDA name says (cuda-python's ``cuda``): no scope.
-VENDOR_NAMES = frozenset({"cuda", "nvidia"})
+#: Package names that name more than the package: the vendor (cuda-python's ``cuda``), and torch's
+#: own cuDNN switches (``torch.backends.cudnn``, ``make_cudnn_deterministic``) beside the cuDNN
+#: frontend's ``cudnn``. Only an import of such a package scopes what follows it.
+VENDOR_NAMES = frozenset({"cuda", "nvidia", "cudnn"})
 
 
 def package_scope(name: str, catalog: Catalog) -> frozenset[str] | None:

@@ -31,6 +31,7 @@ CANDIDATE_WORDS = (
     "flash_attn_interface",
     "sageattention",
     "exllamav2",
+    "nvfuser",
     "ProfilerActivity",
 )
 #: Words common in code that no rule matches (``is_flash_attn_available()``, docstrings about
