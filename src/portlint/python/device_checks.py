@@ -196,6 +196,9 @@ BEHAVES_LIKE = {
     "torch.autocast": "amp.autocast",
     "torch.amp.autocast": "amp.autocast",
     "torch.amp.GradScaler": "amp.GradScaler",
+    "torch.amp.grad_scaler.GradScaler": "amp.GradScaler",
+    "torch.distributed.fsdp.sharded_grad_scaler.ShardedGradScaler": "amp.GradScaler",
+    "torch.distributed.fsdp.ShardedGradScaler": "amp.GradScaler",
     "torch.amp.custom_fwd": "amp.custom_fwd",
     "torch.amp.custom_bwd": "amp.custom_bwd",
 }
@@ -261,6 +264,20 @@ def check_device_strings(node: ast.Call, ctx: Context) -> None:
         if like == "amp.autocast" and disables_autocast(node, 2):
             severity, behaviour = Severity.INFO, DISABLES_AUTOCAST
     arguments = device_arguments(node, name)
+    if not arguments and _takes_cuda_by_default(node, name, ctx):
+        # ``torch.amp.GradScaler(enabled=fp16)``: no device given, and the default is "cuda"
+        short = name.rsplit(".", 1)[-1] if name else "the call"
+        message = f"`{short}()` takes CUDA as its device when none is given"
+        if behaviour:
+            message += f" ({behaviour})"
+        ctx.report(
+            node.func,
+            "PRT101",
+            message,
+            severity=severity,
+            behind=_after_refusing_test(node, ctx),
+        )
+        return
     if ctx.positions is not None:
         # ``_place(x, device)`` where the module's private ``_place`` puts ``device`` in a
         # device position: the argument is in one too
@@ -319,6 +336,18 @@ def check_device_strings(node: ast.Call, ctx: Context) -> None:
                 severity=severity,
                 behind=_after_refusing_test(node, ctx),
             )
+
+
+def _takes_cuda_by_default(node: ast.Call, name: str | None, ctx: Context) -> bool:
+    """A call whose device parameter defaults to "cuda" (rules/device.toml
+    ``[device.cuda_defaults]``), given no device: no first argument, no ``device=``, and no
+    ``**kwargs`` that may hold one."""
+    table = ctx.catalog.table("device").get("device", {}).get("cuda_defaults", {})
+    if name not in table.get("calls", ()):
+        return False
+    if node.args or any(k.arg is None for k in node.keywords):
+        return False
+    return not any(k.arg == "device" for k in node.keywords)
 
 
 #: Methods that put a tensor or a module on a device.
