@@ -544,7 +544,6 @@ def _check_extension_sources(node: ast.Call, ctx: Context) -> None:
                 ctx.report(source, "PRT502", message)
 
 
-#: Package names that are also what every CUDA name says (cuda-python's ``cuda``): no scope.
 #: Package names that name more than the package: the vendor (cuda-python's ``cuda``), and torch's
 #: own cuDNN switches (``torch.backends.cudnn``, ``make_cudnn_deterministic``) beside the cuDNN
 #: frontend's ``cudnn``. Only an import of such a package scopes what follows it.

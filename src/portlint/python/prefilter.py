@@ -33,6 +33,7 @@ CANDIDATE_WORDS = (
     "exllamav2",
     "nvfuser",
     "ProfilerActivity",
+    "GradScaler",
 )
 #: Words common in code that no rule matches (``is_flash_attn_available()``, docstrings about
 #: "CUDA", model ids such as "nvidia/mit-b0"): they count only in the shape a rule looks for.
@@ -57,9 +58,9 @@ CANDIDATE_CONTEXTS = {
 #: Where the searches start (``portlint.wordsearch``): "u" for the ``cu...`` words, "x" for
 #: apex, xformers, exllamav2 and cpp_extension, "n" for the ``nv...`` words, nccl, tensorrt,
 #: flash..., bitsandbytes, transformer_engine, sageattention and marlin, "A" and "L" for the
-#: upper-case words, "m" for sm_: six passes over the text where starting from each word's first
-#: letter takes eleven.
-ANCHORS = "uxnALm"
+#: upper-case words, "m" for sm_, "G" for GradScaler (a grad scaler given no device takes
+#: "cuda"): seven passes over the text where starting from each word's first letter takes fourteen.
+ANCHORS = "uxnALmG"
 
 #: The words and contexts, found in one pass (``portlint.wordsearch``); its expressions, from the
 #: anchors, are the exact fallback.
