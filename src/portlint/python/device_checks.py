@@ -275,6 +275,7 @@ def check_device_strings(node: ast.Call, ctx: Context) -> None:
             "PRT101",
             message,
             severity=severity,
+            fix=ctx.fixes.default_device(node) if ctx.fixes is not None else None,
             behind=_after_refusing_test(node, ctx),
         )
         return
@@ -1096,6 +1097,21 @@ class DeviceFixes(FixBase):
         name = self.ctx.qualified_name(parent.func) or ""
         is_method = isinstance(parent.func, ast.Attribute) and not name
         return not name.startswith("torch") and not is_method
+
+    def default_device(self, call: ast.Call) -> Fix | None:
+        """``torch.amp.GradScaler(enabled=fp16)`` -> ``torch.amp.GradScaler(DEVICE.type,
+        enabled=fp16)``: the device the call took by default, given as its first argument ("cuda"
+        on NVIDIA, as before)."""
+        if self.left_alone(call):
+            return None
+        head = self.ctx.source(call.func) + "("
+        source = self.ctx.source(call)
+        if not source.startswith(head):
+            return None  # ``GradScaler (...)``: a space or a line break before the parenthesis
+        rest = source[len(head) :]
+        given = f"{self.device}.type" + (", " if call.keywords else "")
+        edit = Edit(self.ctx.span(call), head + given + rest)
+        return self._fix([edit], f"pass {self.device}.type")
 
     def cuda_method(self, call: ast.Call, tail: Span) -> Fix | None:
         """``.cuda()`` -> ``.to(DEVICE)``, keeping ``non_blocking=``; ``.cuda(i)`` -> an index.
