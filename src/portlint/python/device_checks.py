@@ -156,22 +156,27 @@ def is_selection(expr: ast.expr, ctx: Context) -> bool:
     """``"cuda" if <check> else "cpu"`` and its ``torch.device(...)`` spellings."""
     if not isinstance(expr, ast.IfExp) or not is_cpu_fallback(expr.orelse, ctx):
         return False
-    body = expr.body
-    if isinstance(body, ast.Call) and ctx.qualified_name(body.func) == "torch.device" and body.args:
-        body = body.args[0]
+    body = _selected(expr, ctx)
     return isinstance(body, ast.Constant) and _is_cuda_text(body, CUDA_DEVICE)
 
 
-def _selected_text(expr: ast.expr) -> str:
+def _selected(expr: ast.IfExp, ctx: Context) -> ast.expr:
+    """The device a selection picks when its test holds: ``"cuda"`` of ``"cuda" if ...``, also
+    of ``torch.device("cuda") if ...``."""
+    body = expr.body
+    if isinstance(body, ast.Call) and ctx.qualified_name(body.func) == "torch.device" and body.args:
+        return body.args[0]
+    return body
+
+
+def _selected_text(expr: ast.expr, ctx: Context) -> str:
     """The CUDA device string of a selection (``"cuda:1" if ... else "cpu"``, or
     ``torch.device("cuda:1" if ...)``); empty when there is none."""
     if isinstance(expr, ast.Call) and expr.args:
         expr = expr.args[0]
     if not isinstance(expr, ast.IfExp):
         return ""
-    body = expr.body
-    if isinstance(body, ast.Call) and body.args:
-        body = body.args[0]
+    body = _selected(expr, ctx)
     return body.value if isinstance(body, ast.Constant) and isinstance(body.value, str) else ""
 
 
@@ -1083,7 +1088,7 @@ class DeviceFixes(FixBase):
         edit = Edit(self.ctx.span(expression), replacement)
         # ``"cuda:1" if torch.cuda.is_available() else "cpu"``: the module's device has no index,
         # so on NVIDIA the work would move to the current device: unsafe
-        unsafe = unsafe or ":" in _selected_text(expression)
+        unsafe = unsafe or ":" in _selected_text(expression, self.ctx)
         return self._fix([edit], f"use {self.device}", unsafe=unsafe)
 
     def _passed_to_other_code(self, value: ast.expr) -> bool:

@@ -58,11 +58,8 @@ def check_import(node: ast.Import | ast.ImportFrom, ctx: Context) -> None:
         if _imports_extension(node, alias.name, ctx):
             # ``import scaled_masked_softmax_cuda``: the project's own CUDA extension
             _scope_after_extension(node, ctx)
-        if isinstance(node, ast.Import):
-            module = alias.name
-        elif node.level == 0 and node.module:
-            module = f"{node.module}.{alias.name}"
-        else:
+        module = _module_of(node, alias)
+        if module is None:
             continue
         package = _match_package(module, table)
         if package is None or package in seen:
@@ -149,13 +146,21 @@ def _imports_package(statement: ast.AST, package: str, table: dict[str, dict[str
 
 def _imported_modules(statement: ast.AST, table: dict[str, dict[str, Advice]]) -> list[str]:
     """The table packages an import statement imports (empty for any other statement)."""
-    if isinstance(statement, ast.Import):
-        modules = [alias.name for alias in statement.names]
-    elif isinstance(statement, ast.ImportFrom) and statement.level == 0 and statement.module:
-        modules = [f"{statement.module}.{alias.name}" for alias in statement.names]
-    else:
+    if not isinstance(statement, ast.Import | ast.ImportFrom):
         return []
-    return [p for p in (_match_package(module, table) for module in modules) if p is not None]
+    modules = (_module_of(statement, alias) for alias in statement.names)
+    packages = (_match_package(module, table) for module in modules if module is not None)
+    return [package for package in packages if package is not None]
+
+
+def _module_of(statement: ast.Import | ast.ImportFrom, alias: ast.alias) -> str | None:
+    """The absolute module one imported name may be: ``import a.b`` -> ``a.b``; ``from a import
+    b`` -> ``a.b`` (a name may be a submodule); None for a relative import."""
+    if isinstance(statement, ast.Import):
+        return alias.name
+    if statement.level == 0 and statement.module:
+        return f"{statement.module}.{alias.name}"
+    return None
 
 
 def _imports_extension(node: ast.Import | ast.ImportFrom, name: str, ctx: Context) -> bool:
