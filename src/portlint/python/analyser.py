@@ -306,6 +306,7 @@ class Analyser(ast.NodeVisitor):
         if reach is None:
             reach = self._vendor_stack_reach(node)
         loads = self._platform_reach(node)
+        self.ctx.kernels_absent = self._kernels_absent(node)
         if self.ctx.absent_targets:
             # ``mamba_ssm/__init__.py`` loads a module that imports ``triton``: no module of
             # the package loads on mps (``python.package_loads``)
@@ -380,6 +381,13 @@ class Analyser(ast.NodeVisitor):
         if not absent:
             return None
         return frozenset(self.ctx.catalog.target_facts()) - absent
+
+    def _kernels_absent(self, module: ast.Module) -> frozenset[str]:
+        """The targets that a package of GPU kernels has no backend for, among the packages a
+        module imports at its top level, outside any ``try`` or ``if`` (``import triton``:
+        rules/device.toml ``[backend.kernels_absent_on]``)."""
+        absent_on = self.ctx.catalog.table("device").get("backend", {}).get("kernels_absent_on", {})
+        return frozenset(t for p in _top_level_packages(module) for t in absent_on.get(p, ()))
 
     def _module_skip(self, node: ast.If | ast.Assign) -> None:
         """``pytestmark = pytest.mark.skipif(...)`` or an early skip at module level, and

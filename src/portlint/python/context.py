@@ -46,6 +46,9 @@ GUARDED_NOTE = "only on the CUDA path: {targets} skip it and silently run on the
 SKIPPED_NOTE = "only on the CUDA path: {targets} skip it"
 #: The rules whose sites are tests of a device's type.
 DEVICE_TYPE_TESTS = frozenset({"PRT103", "PRT104"})
+#: Rules of a device named in the code: a hard-coded device string, and ``.cuda()``.
+DEVICE_STRINGS = frozenset({"PRT101", "PRT102"})
+UNSUPPORTED = Advice(Status.UNSUPPORTED)
 #: The targets with one device at most: the Apple GPU, and a CPU-only machine.
 SINGLE_DEVICE = frozenset({"mps", "cpu"})
 #: Calls that print or log: ``print``, ``logger.info``, ``sys.stderr.write``.
@@ -130,6 +133,10 @@ class Context:
     #: The targets that cannot load the module (``Settings.absent_targets``): none of its sites
     #: is theirs.
     absent_targets: tuple[str, ...] = ()
+    #: The targets that no package of GPU kernels the module imports has a backend for
+    #: (rules/device.toml ``[backend.kernels_absent_on]``): a device string there feeds those
+    #: kernels, and renaming it for such a target is no port.
+    kernels_absent: frozenset[str] = frozenset()
     #: Local name -> the cuDNN/TF32 switch its value was read from (``old = ...benchmark``).
     saved_switches: dict[str, str] = field(default_factory=dict)
     #: id(node) -> (id of its module-level statement, switch) for a write that restores a saved
@@ -517,6 +524,12 @@ class Context:
                     targets[layer.target] = PORTABLE
         if guard.cuda_only and "cpu" in targets:
             targets["cpu"] = PORTABLE
+        if report.rule.code in DEVICE_STRINGS:
+            # ``torch.randn(n, device="cuda")`` in a module of Triton kernels: on a CPU-only
+            # machine "cpu" is a device, but the kernels the tensors feed have no backend there
+            for target in self.kernels_absent & targets.keys():
+                if targets[target].status is Status.RENAME:
+                    targets[target] = UNSUPPORTED
         if id(report.node) in self.single_device_tests:
             targets.update((t, PORTABLE) for t in SINGLE_DEVICE & targets.keys())
         if targets and all(advice.status is Status.PORTABLE for advice in targets.values()):
