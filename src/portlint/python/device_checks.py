@@ -340,7 +340,7 @@ def check_device_strings(node: ast.Call, ctx: Context) -> None:
                 targets=targets,
                 fix=fix,
                 severity=severity,
-                behind=_after_refusing_test(node, ctx),
+                behind=_after_refusing_test(node, ctx) or _chosen_in_arm(literal.node, node, ctx),
             )
 
 
@@ -429,6 +429,37 @@ def _after_refusing_test(node: ast.AST, ctx: Context) -> ast.expr | None:
         return None
     if not isinstance(ctx.parents.get(id(guard.behind)), ast.Assert):
         return None  # ``if dev.type not in ("cuda", "xpu"): return``: xpu goes on to the device
+    return guard.behind
+
+
+def _chosen_in_arm(literal: ast.AST, call: ast.Call, ctx: Context) -> ast.expr | None:
+    """``if torch.cuda.is_available(): device = torch.device("cuda", 0)``: a device that is all
+    a statement on the CUDA path of a test assigns or returns (the value itself, or what
+    ``torch.device`` is given for it) is the choice the test makes, and says nothing the test
+    does not: the test is the site (``Context._behind_tests`` hides the device where the test is
+    reported, and the test's fix carries the device's edits). A device the arm puts something on
+    (``x.to("cuda")``) is a site of its own. ``call`` is the device position's call, whose own
+    arguments the walk has not reached yet."""
+    parent = ctx.parents.get(id(literal))
+    if parent is None and any(
+        literal is a for a in (*call.args, *(k.value for k in call.keywords))
+    ):
+        parent = call
+    value, statement = literal, parent
+    if (
+        isinstance(statement, ast.Call)
+        and statement.args
+        and statement.args[0] is literal
+        and ctx.qualified_name(statement.func) == "torch.device"
+    ):
+        value, statement = statement, ctx.parents.get(id(statement))
+    if not isinstance(statement, ast.Assign | ast.AnnAssign | ast.Return):
+        return None
+    if statement.value is not value:
+        return None
+    guard = ctx.guards.get(id(statement))
+    if guard is None or not guard.cuda_only:
+        return None
     return guard.behind
 
 

@@ -538,14 +538,15 @@ class FixBase:
                 return True  # check_cuda_fp8_capability(): the project's own CUDA-only code
             if (
                 isinstance(node, ast.Constant)
-                and node.value in ("cuda", "nccl")
+                and _names_cuda_choice(node.value)
                 and isinstance(self._arm_holding(node), KEPT_CHOICE)
             ):
                 # ``device = "cuda" if torch.cuda.is_available() else "cpu"`` outside a device
                 # position, or ``["cuda"] if torch.cuda.is_available() else []`` (a list of
                 # devices to test on): the choice stays CUDA's. So does a name stored or returned
                 # in the arm (``if torch.cuda.is_available(): device = "cuda"``, ``return
-                # "cuda"``): rewriting the test alone would hand "cuda" to the other accelerators.
+                # "cuda:0"``, ``return f"cuda:{rank}"``): rewriting the test alone would hand
+                # "cuda" to the other accelerators.
                 # Strings in device positions, tuples and comparisons are judged (and fixed) by
                 # their own findings.
                 return True
@@ -557,9 +558,10 @@ class FixBase:
         )
 
     def _arm_holding(self, node: ast.AST) -> ast.AST | None:
-        """The parent of ``node``, or of the list or set literal it is an element of."""
+        """The parent of ``node``, or of the list or set literal it is an element of, or of the
+        f-string it starts (``f"cuda:{rank}"``)."""
         parent = self.parents.get(id(node))
-        if isinstance(parent, ast.List | ast.Set):
+        if isinstance(parent, ast.List | ast.Set | ast.JoinedStr):
             return self.parents.get(id(parent))
         return parent
 
@@ -704,6 +706,12 @@ def _names_cuda_text(expression: ast.expr) -> bool:
         isinstance(n, ast.Constant) and isinstance(n.value, str) and "cuda" in n.value.lower()
         for n in ast.walk(expression)
     )
+
+
+def _names_cuda_choice(value: object) -> bool:
+    """A string that names CUDA's device or NCCL whole: ``"cuda"``, ``"cuda:0"``, the
+    ``"cuda:"`` that starts ``f"cuda:{rank}"``, ``"nccl"``."""
+    return isinstance(value, str) and (value in ("cuda", "nccl") or value.startswith("cuda:"))
 
 
 #: Where a "cuda" string in a CUDA test's arm is a choice the test's rewrite would hand to every
