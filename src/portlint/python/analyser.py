@@ -164,6 +164,9 @@ class Analyser(ast.NodeVisitor):
         self.other_attribute_values: set[str] = set()
         #: ids of the parameter defaults that every call overrides (``_visit_defaults``).
         self.overridden_defaults: set[int] = set()
+        #: ``self`` attributes set True only on the CUDA path of a test, with that test
+        #: (``_armed_attribute_flags``).
+        self.armed_flags: dict[str, ast.expr] = {}
         #: How often the file stores each ``self`` attribute (``_record_attribute_flag``).
         self.attribute_stores: collections.Counter[str] = collections.Counter()
         #: How often each name is stored at module level (a flag given once stands for its
@@ -302,6 +305,10 @@ class Analyser(ast.NodeVisitor):
             node, self.relevance.has_candidate, POSITIONS
         )
         self.ctx.cuda_flags.update(_cuda_predicates(node))
+        self.armed_flags = _armed_attribute_flags(node, self.ctx.text)
+        for flag, test in self.armed_flags.items():
+            self.ctx.cuda_flags.add(flag)
+            self.ctx.flag_values[flag] = test
         reach = self._module_vendor_reach()
         if reach is None:
             reach = self._vendor_stack_reach(node)
@@ -1224,12 +1231,19 @@ class Analyser(ast.NodeVisitor):
 
     def _record_attribute_flag(self, target: ast.Attribute, value: ast.expr) -> None:
         """``self.cuda_available = device.type == "cuda"``: a later ``if self.cuda_available:``
-        is a CUDA test, as long as every value the file gives the attribute is one."""
+        is a CUDA test, as long as every value the file gives the attribute is one. ``True``
+        stored on the CUDA path of a test is that test (``if lqs.is_cuda: self.cpu_cache =
+        True``), and ``False`` turns no CUDA path on (``else: self.cpu_cache = False``)."""
         flag = flag_name(target)
         if not flag:
             return
+        if isinstance(value, ast.Constant) and value.value is False:
+            return
         flags = self.ctx.cuda_flags
-        if cuda_polarity(value, self.ctx.qualified_name, flags) == 1:
+        armed = self.armed_flags.get(flag) if _is_true(value) else None
+        if armed is not None:
+            value = armed
+        if armed is not None or cuda_polarity(value, self.ctx.qualified_name, flags) == 1:
             if flag not in self.other_attribute_values:
                 flags.add(flag)
         else:
@@ -2506,6 +2520,49 @@ def _answers_only_on_cuda(function: ast.FunctionDef | ast.AsyncFunctionDef) -> b
             if position < gate and isinstance(node, ast.Return) and not _is_falsy(node.value):
                 return False  # an answer given before CUDA was asked for
     return True
+
+
+def _armed_attribute_flags(module: ast.Module, text: str) -> dict[str, ast.expr]:
+    """``self.cpu_cache = True`` in the arm of ``if n > limit and lqs.is_cuda:``, the attribute
+    given no other value in the module than ``False``: ``if self.cpu_cache:`` is that test,
+    also in a method written before the one that sets it. Found before the walk, so only
+    device-type tests count (the names the module imports are not bound yet). A sliced parse
+    leaves statements out, so the text must hold no store the tree does not."""
+    armed: dict[str, list[ast.expr]] = {}
+    arming: set[int] = set()  # ids of the ``= True`` statements in such arms
+    stores: list[tuple[str, ast.stmt]] = []
+    for node in ast.walk(module):
+        if isinstance(node, ast.If) and cuda_polarity(node.test, _no_names, set()) == 1:
+            for statement in node.body:
+                if isinstance(statement, ast.Assign) and _is_true(statement.value):
+                    arming.add(id(statement))
+                    for target in statement.targets:
+                        if flag_name(target).startswith("self."):
+                            armed.setdefault(flag_name(target), []).append(node.test)
+        elif isinstance(node, ast.Assign | ast.AnnAssign | ast.AugAssign):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            stores += [(flag_name(t), node) for t in targets if flag_name(t).startswith("self.")]
+    spoiled = {
+        name
+        for name, statement in stores
+        if name in armed
+        and id(statement) not in arming
+        and statement.value is not None  # ``self.cpu_cache: bool`` only declares it
+        and not (isinstance(statement.value, ast.Constant) and statement.value.value is False)
+    }
+    counted = collections.Counter(name for name, _ in stores)
+    return {
+        name: tests[0]
+        for name, tests in armed.items()
+        if len(tests) == 1 and name not in spoiled and _stores_in_text(name, text) == counted[name]
+    }
+
+
+def _stores_in_text(flag: str, text: str) -> int:
+    """How many statements of ``text`` store ``flag`` (``self.x = ...``, ``self.x += ...``,
+    ``self.x: bool = ...``), read from the text."""
+    store = re.compile(rf"\b{re.escape(flag)}[ \t]*(?::[^=\n]*)?[-+*/%|&^]?=(?!=)")
+    return len(store.findall(text))
 
 
 def _is_cuda_gate(statement: ast.stmt) -> bool:
