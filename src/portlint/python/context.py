@@ -44,6 +44,8 @@ GUARDED_NOTE = "only on the CUDA path: {targets} skip it and silently run on the
 #: The same behind a test of a device's type (``if x.device.type == "cuda":``, ``x.is_cuda``): the
 #: other targets skip the arm on their own device, they do not fall back to the CPU.
 SKIPPED_NOTE = "only on the CUDA path: {targets} skip it"
+#: Why skipping a CUDA arm that moves a tensor fails: it stays on the CPU beside one on the device.
+STRANDED_NOTE = "only on the CUDA path: {targets} skip it and leave `{what}` on the CPU"
 #: The rules whose sites are tests of a device's type.
 DEVICE_TYPE_TESTS = frozenset({"PRT103", "PRT104"})
 #: Rules of a device named in the code: a hard-coded device string, and ``.cuda()``.
@@ -69,6 +71,9 @@ class Report:
     hidden: bool = False
     #: The CUDA availability test the node sits behind (``Context.behind_cuda_test``).
     behind: ast.expr | None = None
+    #: What the other targets leave behind on the CPU by skipping the CUDA arm, where that
+    #: fails (``if x.is_cuda: mask = mask.cuda()``: "mask"): an error, not a silent fallback.
+    strands: str | None = None
 
 
 T = TypeVar("T")
@@ -197,6 +202,7 @@ class Context:
         span: Span | None = None,
         hidden: bool = False,
         behind: ast.expr | None = None,
+        strands: str | None = None,
     ) -> None:
         """Queue a finding at ``node`` (or at ``span`` within it).
 
@@ -210,7 +216,7 @@ class Context:
         if fix is not None and id(node) in self.skip_conditions:
             fix = None
         chosen = targets if targets is not None else rule.targets
-        report = Report(node, rule, message, chosen, severity, fix, span, hidden, behind)
+        report = Report(node, rule, message, chosen, severity, fix, span, hidden, behind, strands)
         self.reports.append(report)
 
     def behind_cuda_test(self, node: ast.AST, guard: Guard | None) -> ast.expr | None:
@@ -543,6 +549,16 @@ class Context:
             severity = Severity.INFO
         elif guard.refuses:  # ``assert torch.cuda.is_available()``: it stops everywhere else
             severity = Severity.ERROR
+        elif report.strands and guard.cuda_only and severity is not Severity.INFO:
+            # ``if x.is_cuda: mask = mask.cuda()``: the other accelerators skip the move, and
+            # ``mask`` stays on the CPU beside ``x`` on their device: the next use fails
+            severity = Severity.ERROR
+            if "cpu" in targets:  # on a CPU-only machine both stay on the CPU: nothing fails
+                targets["cpu"] = PORTABLE
+            failing = [t for t, a in targets.items() if not a.portable and t != "rocm"]
+            if failing:
+                note = STRANDED_NOTE.format(targets=", ".join(failing), what=report.strands)
+                message += f" ({note})"
         elif guard.fails_elsewhere and guard.cuda_only and severity is not Severity.INFO:
             severity = Severity.ERROR  # the other targets take an ``else`` that fails
             failing = [t for t, a in targets.items() if not a.portable and t != "rocm"]

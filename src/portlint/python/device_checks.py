@@ -680,7 +680,38 @@ def check_is_cuda(node: ast.Attribute, ctx: Context) -> None:
     fix = None
     if ctx.fixes:
         fix = ctx.fixes.is_cuda(node, parenthesise=not _takes_a_test(parent, node))
-    ctx.report(node, "PRT103", message, span=attribute_tail_span(node, ctx), fix=fix)
+    strands = _companions_moved(node, ctx)
+    span = attribute_tail_span(node, ctx)
+    ctx.report(node, "PRT103", message, span=span, fix=fix, strands=strands)
+
+
+def _companions_moved(node: ast.Attribute, ctx: Context) -> str | None:
+    """``if rgb.is_cuda: mask = mask.cuda()`` with no ``else``: the arm only brings other
+    tensors to the tested one's device, and only on CUDA. The other accelerators skip it and
+    leave them on the CPU beside a tensor on their device, where the next operation on both
+    fails: the names left behind (``"mask"``), or None."""
+    if not isinstance(node.value, ast.Name):
+        return None
+    test, parent = node, ctx.parents.get(id(node))
+    while isinstance(parent, ast.BoolOp) and isinstance(parent.op, ast.And):
+        test, parent = parent, ctx.parents.get(id(parent))
+    if not (isinstance(parent, ast.If) and parent.test is test and not parent.orelse):
+        return None
+    moved: list[str] = []
+    for statement in parent.body:
+        value = statement.value if isinstance(statement, ast.Assign) else None
+        if not (
+            isinstance(value, ast.Call)
+            and isinstance(value.func, ast.Attribute)
+            and value.func.attr == "cuda"
+            and isinstance(value.func.value, ast.Name)
+            and len(statement.targets) == 1
+            and isinstance(statement.targets[0], ast.Name)
+            and statement.targets[0].id == value.func.value.id != node.value.id
+        ):
+            return None
+        moved.append(value.func.value.id)
+    return ", ".join(moved) or None
 
 
 def _takes_a_test(parent: ast.AST | None, node: ast.AST) -> bool:
