@@ -2528,6 +2528,8 @@ def _armed_attribute_flags(module: ast.Module, text: str) -> dict[str, ast.expr]
     also in a method written before the one that sets it. Found before the walk, so only
     device-type tests count (the names the module imports are not bound yet). A sliced parse
     leaves statements out, so the text must hold no store the tree does not."""
+    if not _may_arm(text):
+        return {}  # most modules set no attribute True in a CUDA arm: no walk
     armed: dict[str, list[ast.expr]] = {}
     arming: set[int] = set()  # ids of the ``= True`` statements in such arms
     stores: list[tuple[str, ast.stmt]] = []
@@ -2556,6 +2558,23 @@ def _armed_attribute_flags(module: ast.Module, text: str) -> dict[str, ast.expr]
         for name, tests in armed.items()
         if len(tests) == 1 and name not in spoiled and _stores_in_text(name, text) == counted[name]
     }
+
+
+def _may_arm(text: str) -> bool:
+    """Whether a line of ``text`` sets a ``self`` attribute True right below a line that tests
+    something about CUDA (``if lqs.is_cuda:`` then ``self.cpu_cache = True``): read from the
+    text, by plain searches (a regular expression over every module costs more than the walk
+    it spares)."""
+    at = text.find("= True")
+    while at != -1:
+        start = text.rfind("\n", 0, at) + 1
+        if text[start:at].strip().startswith("self."):
+            above = text.rfind("\n", 0, max(start - 1, 0)) + 1
+            line = text[above:start].strip()
+            if line.startswith(("if ", "elif ")) and "cuda" in line:
+                return True
+        at = text.find("= True", at + 6)
+    return False
 
 
 def _stores_in_text(flag: str, text: str) -> int:
