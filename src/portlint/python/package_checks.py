@@ -74,7 +74,7 @@ def check_import(node: ast.Import | ast.ImportFrom, ctx: Context) -> None:
         integration = not (fallback or checked) and _integration_module(node, ctx, package)
         if _imported_before(node, ctx, package):
             # no second site, but what follows still runs only where the package does
-            _scope_after_import(node, ctx, package, fallback or checked or integration)
+            _scope_after_import(node, ctx, package, fallback or checked)
             continue
         severity = Severity.WARNING if fallback or checked or integration else None
         message = f"`{package}` needs an NVIDIA GPU"
@@ -94,14 +94,15 @@ def check_import(node: ast.Import | ast.ImportFrom, ctx: Context) -> None:
             )
         ctx.parents[id(alias)] = node  # the walk does not enter aliases
         ctx.report(alias, "PRT501", message, targets=table[package], severity=severity)
-        _scope_after_import(node, ctx, package, fallback or checked or integration)
+        _scope_after_import(node, ctx, package, fallback or checked)
 
 
 def _scope_after_import(
     node: ast.Import | ast.ImportFrom, ctx: Context, package: str, optional: bool
 ) -> None:
     """What follows the import runs only where the package does (``optional``: the import
-    has a fallback, an availability check or a project module named for it)."""
+    has a fallback or an availability check, so the module's later code may run without it;
+    a module named for the package imports it unguarded, and loads only where it is)."""
     _scope_after_local_import(node, ctx, package_advice(ctx.catalog)[package])
     if not optional:
         _scope_after_module_import(node, ctx, package)
