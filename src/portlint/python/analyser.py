@@ -309,11 +309,13 @@ class Analyser(ast.NodeVisitor):
         for flag, test in self.armed_flags.items():
             self.ctx.cuda_flags.add(flag)
             self.ctx.flag_values[flag] = test
+        packages = _top_level_packages(node)
         reach = self._module_vendor_reach()
         if reach is None:
-            reach = self._vendor_stack_reach(node)
-        loads = self._platform_reach(node)
-        self.ctx.kernels_absent = self._kernels_absent(node)
+            reach = self._vendor_stack_reach(packages)
+        loads = self._platform_reach(packages)
+        # ``import triton``: its kernels have no CPU backend (``[backend.kernels_absent_on]``)
+        self.ctx.kernels_absent = frozenset(self._listed_for(packages, "kernels_absent_on"))
         if self.ctx.absent_targets:
             # ``mamba_ssm/__init__.py`` loads a module that imports ``triton``: no module of
             # the package loads on mps (``python.package_loads``)
@@ -366,35 +368,33 @@ class Analyser(ast.NodeVisitor):
                 found |= {target_of.get(f"{statement.module}.{a.name}") for a in statement.names}
         return frozenset(found - {None}) & frozenset(self.vendors.markers)
 
-    def _vendor_stack_reach(self, module: ast.Module) -> frozenset[str] | None:
+    def _vendor_stack_reach(self, packages: set[str]) -> frozenset[str] | None:
         """The targets that can load a module whose top level imports a vendor's own PyTorch
         stack outside any ``try`` or ``if`` (``import torch_npu``, ``import
         habana_frameworks.torch.core``; rules/device.toml ``[backend.packages]``): that vendor's
         target, or none where it is no portlint target. None when no such import is there."""
-        packages = self.ctx.catalog.table("device").get("backend", {}).get("packages", {})
-        vendor_of = {name: vendor for vendor, names in packages.items() for name in names}
-        vendors = {vendor_of[p] for p in _top_level_packages(module) if p in vendor_of}
+        stacks = self.ctx.catalog.table("device").get("backend", {}).get("packages", {})
+        vendor_of = {name: vendor for vendor, names in stacks.items() for name in names}
+        vendors = {vendor_of[p] for p in packages if p in vendor_of}
         if len(vendors) != 1:
             return None  # none, or two vendors' stacks (a module no machine loads is rare)
         return frozenset(vendors) & frozenset(self.vendors.markers)
 
-    def _platform_reach(self, module: ast.Module) -> frozenset[str] | None:
+    def _platform_reach(self, packages: set[str]) -> frozenset[str] | None:
         """The targets whose machines can load a module that imports, at its top level and
         outside any ``try`` or ``if``, a package published for some operating systems only
         (``import triton``: rules/device.toml ``[backend.absent_on]``): all but those the package
         is absent on. None when no such import is there."""
-        absent_on = self.ctx.catalog.table("device").get("backend", {}).get("absent_on", {})
-        absent = {t for p in _top_level_packages(module) for t in absent_on.get(p, ())}
+        absent = self._listed_for(packages, "absent_on")
         if not absent:
             return None
         return frozenset(self.ctx.catalog.target_facts()) - absent
 
-    def _kernels_absent(self, module: ast.Module) -> frozenset[str]:
-        """The targets that a package of GPU kernels has no backend for, among the packages a
-        module imports at its top level, outside any ``try`` or ``if`` (``import triton``:
-        rules/device.toml ``[backend.kernels_absent_on]``)."""
-        absent_on = self.ctx.catalog.table("device").get("backend", {}).get("kernels_absent_on", {})
-        return frozenset(t for p in _top_level_packages(module) for t in absent_on.get(p, ()))
+    def _listed_for(self, packages: set[str], table: str) -> set[str]:
+        """The targets that rules/device.toml ``[backend.<table>]`` lists for any of
+        ``packages``, the top-level packages a module imports outside any ``try`` or ``if``."""
+        listed = self.ctx.catalog.table("device").get("backend", {}).get(table, {})
+        return {t for p in packages for t in listed.get(p, ())}
 
     def _module_skip(self, node: ast.If | ast.Assign) -> None:
         """``pytestmark = pytest.mark.skipif(...)`` or an early skip at module level, and

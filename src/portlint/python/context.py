@@ -555,18 +555,18 @@ class Context:
             severity = Severity.ERROR
             if "cpu" in targets:  # on a CPU-only machine both stay on the CPU: nothing fails
                 targets["cpu"] = PORTABLE
-            failing = [t for t, a in targets.items() if not a.portable and t != "rocm"]
+            failing = _affected(targets)
             if failing:
                 note = STRANDED_NOTE.format(targets=", ".join(failing), what=report.strands)
                 message += f" ({note})"
         elif guard.fails_elsewhere and guard.cuda_only and severity is not Severity.INFO:
             severity = Severity.ERROR  # the other targets take an ``else`` that fails
-            failing = [t for t, a in targets.items() if not a.portable and t != "rocm"]
+            failing = _affected(targets)
             if failing:
                 message += f" ({', '.join(failing)} take an arm that fails there)"
         elif guard.cuda_only and severity is not Severity.INFO:
             severity = Severity.WARNING
-            skipped = [t for t, a in targets.items() if not a.portable and t != "rocm"]
+            skipped = _affected(targets)
             if skipped:
                 # a test of a device's type (PRT103, PRT104) is no fallback to the CPU either
                 machine = report.rule.code not in DEVICE_TYPE_TESTS
@@ -588,6 +588,12 @@ class Context:
         span = report.span or self.span(report.node)
         symbol = self.index.text(span.line, span.column, span.end_line, span.end_column)
         return report.rule.finding(self.path, span, message, symbol, targets, severity, report.fix)
+
+
+def _affected(targets: Mapping[str, Advice]) -> list[str]:
+    """The targets that a CUDA arm's finding concerns, for its message: all listed but ROCm,
+    which the arm lets through."""
+    return [t for t, a in targets.items() if not a.portable and t != "rocm"]
 
 
 def _restates(node: ast.AST, parents: Mapping[int, ast.AST], tested: frozenset[str]) -> bool:
