@@ -816,9 +816,17 @@ DEVICE_WORDS = ("device", "accelerator")
 def picks_cpu_load(test: ast.expr, ctx: Context) -> bool:
     """``torch.load(path, map_location="cpu" if device.type != "cuda" else None)``: a CUDA test
     that only loads to the CPU wherever CUDA is missing. Loading to the CPU works on every
-    target (the tensors move to the device afterwards), so the test is no site."""
-    choice = ctx.parents.get(id(test))
-    if not (isinstance(choice, ast.IfExp) and choice.test is test):
+    target (the tensors move to the device afterwards), so the test is no site. Also written
+    as two arms that differ only there (``if torch.cuda.is_available(): sd = torch.load(f)``
+    ``else: sd = torch.load(f, map_location="cpu")``), and with the test negated
+    (``not torch.cuda.is_available()``) or in an ``or``/``and`` that it decides off CUDA."""
+    whole = test
+    while isinstance(parent := ctx.parents.get(id(whole)), ast.UnaryOp | ast.BoolOp):
+        whole = parent
+    choice = ctx.parents.get(id(whole))
+    if isinstance(choice, ast.If) and choice.test is whole:
+        return _loads_to_cpu_off_cuda(choice, ctx)
+    if not (isinstance(choice, ast.IfExp) and choice.test is whole):
         return False
     keyword = ctx.parents.get(id(choice))
     if not (isinstance(keyword, ast.keyword) and keyword.arg == "map_location"):
@@ -826,11 +834,67 @@ def picks_cpu_load(test: ast.expr, ctx: Context) -> bool:
     return _cpu_off_cuda(choice, ctx)
 
 
+def _off_cuda_truth(test: ast.expr, ctx: Context) -> bool | None:
+    """What a test that asks for CUDA evaluates to off CUDA (None: it does not decide)."""
+    polarity = cuda_polarity(test, ctx.qualified_name, ctx.cuda_flags)
+    if polarity:
+        return polarity < 0
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        truth = _off_cuda_truth(test.operand, ctx)
+        return None if truth is None else not truth
+    if isinstance(test, ast.BoolOp):
+        # ``device.type != "cuda" or backend == "rocm"`` is true wherever the first part is
+        decisive = isinstance(test.op, ast.Or)
+        if any(_off_cuda_truth(value, ctx) is decisive for value in test.values):
+            return decisive
+    return None
+
+
 def _cpu_off_cuda(choice: ast.IfExp, ctx: Context) -> bool:
     """The arm of a choice by a CUDA test that runs without CUDA is ``"cpu"``."""
-    polarity = cuda_polarity(choice.test, ctx.qualified_name, ctx.cuda_flags)
-    off_cuda = {1: choice.orelse, -1: choice.body}.get(polarity)
+    truth = _off_cuda_truth(choice.test, ctx)
+    off_cuda = {False: choice.orelse, True: choice.body}.get(truth)
     return isinstance(off_cuda, ast.Constant) and off_cuda.value == "cpu"
+
+
+def _loads_to_cpu_off_cuda(choice: ast.If, ctx: Context) -> bool:
+    """The arm that runs without CUDA is the CUDA arm with ``map_location="cpu"`` added to its
+    loads, and nothing else differs."""
+    truth = _off_cuda_truth(choice.test, ctx)
+    if truth is None or not choice.orelse:
+        return False
+    off_cuda, on_cuda = (choice.body, choice.orelse) if truth else (choice.orelse, choice.body)
+    loads_cpu = [
+        keyword
+        for statement in off_cuda
+        for keyword in walk(statement)
+        if isinstance(keyword, ast.keyword)
+        and keyword.arg == "map_location"
+        and isinstance(keyword.value, ast.Constant)
+        and keyword.value.value == "cpu"
+    ]
+    return bool(loads_cpu) and _without_map_location(off_cuda) == _without_map_location(on_cuda)
+
+
+def _without_map_location(statements: list[ast.stmt]) -> list[str]:
+    """The statements as text for comparison, with every ``map_location="cpu"`` or
+    ``map_location=None`` left out."""
+    texts = []
+    for statement in statements:
+        copy = ast.parse(ast.unparse(statement)).body[0]
+        for call in walk(copy):
+            if isinstance(call, ast.Call):
+                call.keywords = [k for k in call.keywords if not _loads_where_default(k)]
+        texts.append(ast.dump(copy))
+    return texts
+
+
+def _loads_where_default(keyword: ast.keyword) -> bool:
+    return (
+        keyword.arg == "map_location"
+        and isinstance(keyword.value, ast.Constant)
+        and keyword.value.value in ("cpu", None)
+    )
 
 
 def _stored_in_module(node: ast.Attribute, ctx: Context) -> bool:
