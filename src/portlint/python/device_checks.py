@@ -682,7 +682,9 @@ def check_is_cuda(node: ast.Attribute, ctx: Context) -> None:
         fix = ctx.fixes.is_cuda(node, parenthesise=not _takes_a_test(parent, node))
     strands = _companions_moved(node, ctx)
     span = attribute_tail_span(node, ctx)
-    ctx.report(node, "PRT103", message, span=span, fix=fix, strands=strands)
+    # ``x.is_cuda and not w.is_cuda``: evaluated only where the first test found CUDA
+    behind = _behind_cuda_path(node, ctx)
+    ctx.report(node, "PRT103", message, span=span, fix=fix, strands=strands, behind=behind)
 
 
 def _companions_moved(node: ast.Attribute, ctx: Context) -> str | None:
