@@ -445,17 +445,25 @@ class Analyser(ast.NodeVisitor):
         self, body: list[ast.stmt], last: int, marks: bool = False, in_test: bool = False
     ) -> None:
         """``if not torch.cuda.is_available(): pytest.skip(...)`` (or, at module level, a
-        ``pytestmark`` that skips without CUDA): the statements after it run only on CUDA."""
+        ``pytestmark`` that skips without CUDA): the statements after it run only on CUDA. In a
+        nested block (``if arch in NEEDS_CUDA: if not torch.cuda.is_available(): pytest.skip()``)
+        the rest of that block does."""
         polarity = polarity_of(self.ctx.qualified_name, self.ctx.cuda_flags)
         words = self.vendors.words
         for statement in body:
-            if self.test_skips.skips_rest(statement, polarity, words, in_test) or (
-                marks and self.test_skips.marks_module(statement, polarity, words)
-            ):
-                end = statement.end_lineno or statement.lineno
-                self.ctx.backend_lines.append((end + 1, last))
+            first = self.test_skips.skipped_from(statement, polarity, words, in_test)
+            if first is None and marks and self.test_skips.marks_module(statement, polarity, words):
+                first = (statement.end_lineno or statement.lineno) + 1
+            if first is not None:
+                self.ctx.backend_lines.append((first, last))
                 self.ctx.skip_conditions.update(id(n) for n in walk(statement))
                 return
+            if marks or isinstance(
+                statement, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef
+            ):
+                continue
+            for block in _blocks(statement):
+                self._skipped_rest(block, block[-1].end_lineno or last, in_test=in_test)
 
     # -- names -----------------------------------------------------------------------------------
 
@@ -2970,6 +2978,18 @@ def _is_early_return(statement: ast.AST) -> TypeGuard[ast.If]:
 #: Vendors whose module names say nothing of who runs them: CUDA and ROCm code is what portlint
 #: reads, and a module named for the CPU (``cpu_offload.py``) runs on every machine.
 OWN_MODULE_VENDORS = frozenset({"cuda", "rocm", "cpu"})
+
+
+#: Statements whose blocks run later or elsewhere, not as part of the block they sit in.
+NEW_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+
+
+def _blocks(statement: ast.stmt) -> list[list[ast.stmt]]:
+    """The statement blocks a compound statement holds (its arms, its loop body)."""
+    blocks = [getattr(statement, name, None) for name in ("body", "orelse", "finalbody")]
+    blocks += [handler.body for handler in getattr(statement, "handlers", ())]
+    blocks += [case.body for case in getattr(statement, "cases", ())]
+    return [block for block in blocks if isinstance(block, list) and block]
 
 
 def _is_test(node: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:

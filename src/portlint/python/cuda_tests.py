@@ -164,23 +164,33 @@ class TestSkips:
         marks = value.elts if isinstance(value, ast.List | ast.Tuple) else [value]
         return any(self.skips_without_cuda(mark, polarity, words) for mark in marks)
 
-    def skips_rest(
+    def skipped_from(
         self,
         statement: ast.stmt,
         polarity: Polarity,
         words: Mapping[str, str],
         in_test: bool = False,
-    ) -> bool:
+    ) -> int | None:
         """``if not torch.cuda.is_available(): pytest.skip("needs CUDA")`` (or
         ``self.skipTest(...)``, ``raise unittest.SkipTest(...)``, or in a test a bare
-        ``return``): what follows in the test runs only on CUDA."""
-        if not (isinstance(statement, ast.If) and not statement.orelse):
-            return False
-        return (
-            self.ends_in_skip(statement.body, in_test)
-            and not _names_other_target(statement.test, words)
-            and _true_without_cuda(statement.test, polarity)
-        )
+        ``return``): what follows in the test runs only on CUDA, and so does an ``else`` arm;
+        ``if torch.cuda.is_available(): ... else: pytest.skip(...)`` the same, from its first arm
+        on. The first line that runs only on CUDA, or None."""
+        if not isinstance(statement, ast.If) or _names_other_target(statement.test, words):
+            return None
+        if self.ends_in_skip(statement.body, in_test) and _true_without_cuda(
+            statement.test, polarity
+        ):
+            if statement.orelse:
+                return statement.orelse[0].lineno
+            return (statement.end_lineno or statement.lineno) + 1
+        if (
+            statement.orelse
+            and self.ends_in_skip(statement.orelse, in_test)
+            and polarity(statement.test) == 1
+        ):
+            return statement.body[0].lineno
+        return None
 
     def ends_in_skip(self, body: list[ast.stmt], in_test: bool = False) -> bool:
         """The block ends by skipping the running test; in a test function (``in_test``), a
