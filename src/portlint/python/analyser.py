@@ -443,27 +443,51 @@ class Analyser(ast.NodeVisitor):
 
     def _skipped_rest(
         self, body: list[ast.stmt], last: int, marks: bool = False, in_test: bool = False
-    ) -> None:
+    ) -> bool:
         """``if not torch.cuda.is_available(): pytest.skip(...)`` (or, at module level, a
         ``pytestmark`` that skips without CUDA): the statements after it run only on CUDA. In a
         nested block (``if arch in NEEDS_CUDA: if not torch.cuda.is_available(): pytest.skip()``)
-        the rest of that block does."""
+        the rest of that block does, and so does a later ``if`` on the same test. True where
+        ``body`` itself skips."""
         polarity = polarity_of(self.ctx.qualified_name, self.ctx.cuda_flags)
         words = self.vendors.words
-        for statement in body:
+        for index, statement in enumerate(body):
             first = self.test_skips.skipped_from(statement, polarity, words, in_test)
             if first is None and marks and self.test_skips.marks_module(statement, polarity, words):
                 first = (statement.end_lineno or statement.lineno) + 1
             if first is not None:
                 self.ctx.backend_lines.append((first, last))
                 self.ctx.skip_conditions.update(id(n) for n in walk(statement))
-                return
-            if marks or isinstance(
-                statement, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef
-            ):
+                return True
+            if marks or isinstance(statement, NEW_SCOPES):
                 continue
             for block in _blocks(statement):
-                self._skipped_rest(block, block[-1].end_lineno or last, in_test=in_test)
+                skips = self._skipped_rest(block, block[-1].end_lineno or last, in_test=in_test)
+                if skips and isinstance(statement, ast.If) and block is statement.body:
+                    self._same_test_after(statement.test, body[index + 1 :])
+        return False
+
+    def _same_test_after(self, test: ast.expr, following: list[ast.stmt]) -> None:
+        """``if arch in NEEDS_CUDA:`` skipped the test without CUDA; a later ``if arch in
+        NEEDS_CUDA:`` runs its arm only on CUDA, until a name of the test is assigned again. Only
+        a test of names, attributes and constants (a call may answer differently)."""
+        parts = list(walk(test))
+        if not all(isinstance(n, SETTLED_TEST_NODES) for n in parts):
+            return
+        names = {n.id for n in parts if isinstance(n, ast.Name)}
+        wanted = ast.dump(test)
+        for statement in following:
+            nodes = list(walk(statement))
+            if any(
+                isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store) and n.id in names
+                for n in nodes
+            ):
+                return
+            for node in nodes:
+                if isinstance(node, ast.If) and ast.dump(node.test) == wanted:
+                    self.ctx.backend_lines.append(
+                        (node.body[0].lineno, node.body[-1].end_lineno or node.lineno)
+                    )
 
     # -- names -----------------------------------------------------------------------------------
 
@@ -2982,6 +3006,20 @@ OWN_MODULE_VENDORS = frozenset({"cuda", "rocm", "cpu"})
 
 #: Statements whose blocks run later or elsewhere, not as part of the block they sit in.
 NEW_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+
+#: What a test may be made of for a later test written the same to give the same answer.
+SETTLED_TEST_NODES = (
+    ast.Name,
+    ast.Attribute,
+    ast.Constant,
+    ast.Compare,
+    ast.BoolOp,
+    ast.UnaryOp,
+    ast.expr_context,
+    ast.cmpop,
+    ast.boolop,
+    ast.unaryop,
+)
 
 
 def _blocks(statement: ast.stmt) -> list[list[ast.stmt]]:
