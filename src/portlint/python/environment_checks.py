@@ -197,7 +197,7 @@ def check_environ_subscript(node: ast.Subscript, ctx: Context) -> None:
 
 def check_environ_dict(node: ast.Dict, ctx: Context) -> None:
     """``{"CUDA_VISIBLE_DEVICES": "0"}``: a mapping of variables, wherever it goes. A key whose
-    value is a function (``{"CUDA_HOME": lambda: os.environ.get("CUDA_HOME")}``, the registry of
+    value is a function (``{"NCCL_DEBUG": lambda: os.environ.get("NCCL_DEBUG")}``, the registry of
     variables vLLM and the projects built on it keep) names a getter, not a value set: the read
     in the getter is the site. A mapping compared with something is data, not an environment."""
     if isinstance(ctx.parents.get(id(node)), ast.Compare):
