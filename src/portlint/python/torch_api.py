@@ -23,7 +23,7 @@ FLAT_SUBMODULES = ("memory.", "random.", "streams.", "graphs.", "gds.")
 #: is ``amp.GradScaler``).
 AMP_SUBMODULES = ("amp.grad_scaler.", "amp.autocast_mode.")
 #: Severity by what a name does without CUDA; "raises" and "unknown" keep the rule's (error).
-OUTCOME_SEVERITY = {"warns": "warning", "noop": "info", "value": "info"}
+OUTCOME_SEVERITY = {"raises": "error", "warns": "warning", "noop": "info", "value": "info"}
 
 
 @dataclass(frozen=True)
