@@ -178,12 +178,22 @@ def test_the_prefilter_searches_from_its_anchors():
 
     assert len(WORDS.searches) == len(ANCHORS)
     assert all(search.pattern.startswith(tuple(ANCHORS)) for search in WORDS.searches)
-    shapes = ("x = CUDAExtension(", "sm_90", "import flash_attn", "import marlin")
+    shapes = ("x = CUDAExtension(", "sm_90", "import flash_attn", "import marlin", "import mii")
     for word in (*CANDIDATE_WORDS, *shapes):
         assert is_candidate(f"# {word}\n") and is_candidate(word), word
-    nears = ("flash_attn_func", "CUDA graphs", "nvidia smi", "sm_x", "cud", "CUBLA", "marlin_utils")
+    nears = (
+        "flash_attn_func",
+        "CUDA graphs",
+        "nvidia smi",
+        "sm_x",
+        "cud",
+        "CUBLA",
+        "marlin_utils",
+        "mii_config",
+        "semiinfinite",
+    )
     for near in nears:
         assert not is_candidate(near), near
     assert set(CANDIDATE_CONTEXTS) <= {
-        w for w in ("flash_attn", "CUDA", "nvidia", "sm_", "cpp_extension", "marlin")
+        w for w in ("flash_attn", "CUDA", "nvidia", "sm_", "cpp_extension", "marlin", "mii")
     }

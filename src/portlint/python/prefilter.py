@@ -43,6 +43,8 @@ CANDIDATE_CONTEXTS = {
     "flash_attn": re.compile(r"flash_attn(?!\w)(?<!\wflash_attn)"),
     # the Marlin kernels' module (``import marlin``), not a longer name such as marlin_utils
     "marlin": re.compile(r"marlin(?!\w)(?<!\wmarlin)"),
+    # DeepSpeed-MII's module (``from mii import pipeline``), not a longer name
+    "mii": re.compile(r"mii(?!\w)(?<!\wmii)"),
     # the environment variables (CUDA_VISIBLE_DEVICES, PYTORCH_CUDA_ALLOC_CONF) and CUDAExtension
     # and the "CUDA" profiler activity (activities=["CPU", "CUDA"])
     "CUDA": re.compile(r"CUDA(?:_|Extension|[\"'])"),
@@ -58,7 +60,7 @@ CANDIDATE_CONTEXTS = {
 #: Where the searches start (``portlint.wordsearch``): "u" for the ``cu...`` words, "x" for
 #: apex, xformers, exllamav2 and cpp_extension, "n" for the ``nv...`` words, nccl, tensorrt,
 #: flash..., bitsandbytes, transformer_engine, sageattention and marlin, "A" and "L" for the
-#: upper-case words, "m" for sm_, "G" for GradScaler (a grad scaler given no device takes
+#: upper-case words, "m" for sm_ and mii, "G" for GradScaler (a grad scaler given no device takes
 #: "cuda"): seven passes over the text where starting from each word's first letter takes fourteen.
 ANCHORS = "uxnALmG"
 
