@@ -401,6 +401,11 @@ def _report_torch_cuda(node: ast.AST, name: str, ctx: Context) -> None:
         # ``isinstance(s, torch.cuda.Stream)``, ``Union[torch.cuda.Stream, ...]``: a type
         # probe or alias; the class exists in every build, and the probe raises nowhere
         severity = Severity.INFO
+    if call is not None and entry.outcome in NO_RAISE:
+        # ``torch.cuda.empty_cache()`` then ``if device == "xpu": torch.xpu.empty_cache()``: the
+        # statements beside it do it for their vendors, where this call does nothing
+        done = _done_beside(call, member, ctx)
+        targets = {t: PORTABLE if t in done else advice for t, advice in targets.items()}
     if judged in SWITCHABLE and call is not None and _off_on_cpu(call, ctx):
         # ``GradScaler(enabled=cuda)`` after ``cuda = device.type != "cpu"``: off on the CPU
         targets = {t: advice for t, advice in targets.items() if t != "cpu"}
@@ -427,6 +432,46 @@ def _report_torch_cuda(node: ast.AST, name: str, ctx: Context) -> None:
         hidden=hidden,
         behind=ctx.behind_cuda_test(node, guard),
     )
+
+
+#: How many statements before and after a call are read for its vendors' own forms.
+BESIDE = 3
+
+
+def _done_beside(call: ast.Call, member: str, ctx: Context) -> frozenset[str]:
+    """The targets whose own form of the call (``torch.xpu.empty_cache()``) an ``if`` among the
+    few statements before or after the call's statement makes: a call that raises nowhere
+    (``torch.cuda.empty_cache()``, measured a no-op without CUDA) leaves those to them."""
+    statement = ctx.parents.get(id(call))
+    holder = ctx.parents.get(id(statement))
+    if not isinstance(statement, ast.Expr) or holder is None:
+        return frozenset()
+    block = next(
+        (b for b in _statement_blocks(holder) if any(s is statement for s in b)),
+        None,
+    )
+    if block is None:
+        return frozenset()
+    position = next(i for i, s in enumerate(block) if s is statement)
+    near = block[max(0, position - BESIDE) : position] + block[position + 1 : position + 1 + BESIDE]
+    done: set[str] = set()
+    for other in near:
+        if not isinstance(other, ast.If):
+            continue
+        for inner in walk(other):
+            if isinstance(inner, ast.Call):
+                name = ctx.qualified_name(inner.func) or ""
+                parts = name.split(".")
+                if len(parts) == 3 and parts[0] == "torch" and parts[2] == member:
+                    done.add(parts[1])
+    return frozenset(done - {"cuda"})
+
+
+def _statement_blocks(holder: ast.AST) -> list[list[ast.stmt]]:
+    """The statement lists a node holds (a body, its ``else``, handlers' bodies)."""
+    blocks = [getattr(holder, name, None) for name in ("body", "orelse", "finalbody")]
+    blocks += [handler.body for handler in getattr(holder, "handlers", ())]
+    return [b for b in blocks if isinstance(b, list)]
 
 
 #: The legacy tensor types of torch.cuda (``FloatTensor``, ``HalfTensor``).
