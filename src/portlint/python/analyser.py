@@ -17,7 +17,7 @@ import functools
 import os
 import re
 from collections.abc import Callable, Mapping
-from typing import TypeGuard
+from typing import Any, TypeGuard
 
 from portlint.catalog import Catalog
 from portlint.config import Settings, version_tuple
@@ -67,6 +67,7 @@ from portlint.python.guards import (
     newer_torch_arm,
     older_torch_bound,
     only_targets,
+    system_targets,
 )
 from portlint.python.layers import REBINDING, REBINDINGS, rebound_names
 from portlint.python.names import (
@@ -148,6 +149,7 @@ class Analyser(ast.NodeVisitor):
             vendor_words(ctx.catalog),
             hosted=tuple(hosted.get("words", ())),
             runtimes=tuple(runtimes.get("words", ())),
+            systems=_systems(ctx.catalog.target_facts()),
         )
         self.multi_device = MultiDevice.from_facts(
             ctx.catalog.target_facts(), ctx.catalog.table("targets").get("multi_device", {})
@@ -1328,6 +1330,9 @@ class Analyser(ast.NodeVisitor):
         if isinstance(node.op, ast.And) and any(map(device_checks.asks_vendor_layer, node.values)):
             self._visit_after_vendor_layer(node)
             return
+        if isinstance(node.op, ast.And) and _asks_system(node):
+            self._visit_after_reach(node)
+            return
         if not isinstance(node.op, ast.Or) or not self.relevance.names_vendor(node.lineno, last):
             self.generic_visit(node)  # no other target named: nothing to cover
             return
@@ -1338,6 +1343,20 @@ class Analyser(ast.NodeVisitor):
             others = frozenset().union(*(h for i, h in enumerate(handled) if i != position))
             self.guard = outer.inside(False, others)
             self.visit(value)
+        self.guard = outer
+
+    def _visit_after_reach(self, node: ast.BoolOp) -> None:
+        """``sys.platform == "win32" and not torch.cuda.is_available()``: what the ``and``
+        evaluates after a test that only some targets pass runs only on those."""
+        resolve = self.ctx.qualified_name
+        outer = self.guard
+        for value in node.values:
+            self.visit(value)
+            reach = only_targets(value, resolve, self.vendors)
+            if reach is None:
+                reach = system_targets(value, resolve, self.vendors)
+            if reach is not None:
+                self.guard = self.guard.inside(False, frozenset(), reach)
         self.guard = outer
 
     def _visit_after_vendor_layer(self, node: ast.BoolOp) -> None:
@@ -1477,6 +1496,9 @@ class Analyser(ast.NodeVisitor):
                 either = isinstance(branch.test, ast.BoolOp) and isinstance(branch.test.op, ast.Or)
                 if only is None or either:  # ``dev in ("cuda", "xpu")`` handles xpu itself
                     covered |= handled_targets(branch.test, resolve, self.vendors)
+                if only is None:
+                    # ``if sys.platform == "win32":``: only the targets with a build there
+                    only = system_targets(branch.test, resolve, self.vendors)
             elif outer.cuda_only and rocm_arm:
                 # ``if torch.cuda.is_available(): if is_rocm_available(): ... else: import
                 # pynvml``: only NVIDIA reaches the else; the CUDA test above is the site
@@ -3028,6 +3050,31 @@ def _blocks(statement: ast.stmt) -> list[list[ast.stmt]]:
     blocks += [handler.body for handler in getattr(statement, "handlers", ())]
     blocks += [case.body for case in getattr(statement, "cases", ())]
     return [block for block in blocks if isinstance(block, list) and block]
+
+
+def _asks_system(node: ast.BoolOp) -> bool:
+    """An operand reads the operating system (``sys.platform``, ``platform.system()``,
+    ``os.name``): a cheap look before the operands are judged."""
+    return any(
+        isinstance(part, ast.Attribute)
+        and isinstance(part.value, ast.Name)
+        and (part.value.id, part.attr) in SYSTEM_READS
+        for value in node.values
+        for part in walk(value)
+    )
+
+
+#: The reads of the operating system ``_asks_system`` looks for.
+SYSTEM_READS = frozenset({("sys", "platform"), ("platform", "system"), ("os", "name")})
+
+
+def _systems(facts: dict[str, dict[str, Any]]) -> dict[str, frozenset[str]]:
+    """Operating system -> the targets with a build there (rules/targets.toml ``systems``)."""
+    found: dict[str, set[str]] = {}
+    for target, fact in facts.items():
+        for system in fact.get("systems", ()):
+            found.setdefault(system, set()).add(target)
+    return {system: frozenset(targets) for system, targets in found.items()}
 
 
 def _is_test(node: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:

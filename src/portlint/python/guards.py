@@ -115,6 +115,9 @@ class Vendors:
     hosted: tuple[str, ...] = ()
     #: Words of runtimes that no target is (rules/device.toml ``[backend.runtimes]``).
     runtimes: tuple[str, ...] = ()
+    #: Operating system (``linux``, ``windows``, ``darwin``) -> the targets with a build there
+    #: (rules/targets.toml ``systems``).
+    systems: Mapping[str, frozenset[str]] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         #: marker -> the targets it is a marker of, for ``marked_targets``
@@ -862,6 +865,59 @@ def only_targets(test: ast.expr, resolve: Resolve, vendors: Vendors) -> frozense
         if name and name.endswith(".is_available"):
             return vendors.flags.get(name) or _module_target(name, vendors)
     return None
+
+
+#: How ``sys.platform``, ``platform.system()`` and ``os.name`` name the operating systems.
+SYSTEM_NAMES = {
+    "win32": "windows",
+    "cygwin": "windows",
+    "windows": "windows",
+    "nt": "windows",
+    "darwin": "darwin",
+    "linux": "linux",
+    "linux2": "linux",
+}
+#: The names whose value says the operating system.
+SYSTEM_VALUES = frozenset({"sys.platform", "os.name"})
+
+
+def system_targets(test: ast.expr, resolve: Resolve, vendors: Vendors) -> frozenset[str] | None:
+    """``sys.platform == "win32"`` -> the targets with a build on Windows: those that can reach
+    the arm of the test (no npu, mlu or mps there); None when the test is no such test. (Not
+    who leaves at an exit on it: xpu leaves ``if sys.platform == "linux": return`` only on
+    Linux, and goes on on Windows.)"""
+    system = operating_system(test, resolve)
+    return None if system is None else vendors.systems.get(system)
+
+
+def operating_system(test: ast.expr, resolve: Resolve) -> str | None:
+    """``sys.platform == "win32"``, ``sys.platform.startswith("linux")``, ``platform.system()
+    == "Darwin"``, ``os.name == "nt"``: the operating system the test holds on, or None."""
+    if (
+        isinstance(test, ast.Call)
+        and isinstance(test.func, ast.Attribute)
+        and test.func.attr == "startswith"
+        and resolve(test.func.value) == "sys.platform"
+        and len(test.args) == 1
+        and isinstance(test.args[0], ast.Constant)
+        and isinstance(test.args[0].value, str)
+    ):
+        prefix = test.args[0].value.lower()
+        systems = {system for name, system in SYSTEM_NAMES.items() if name.startswith(prefix)}
+        return systems.pop() if len(systems) == 1 else None
+    if not (isinstance(test, ast.Compare) and len(test.ops) == 1):
+        return None
+    if not isinstance(test.ops[0], ast.Eq):
+        return None
+    left, right = test.left, test.comparators[0]
+    if isinstance(left, ast.Constant):
+        left, right = right, left
+    if not (isinstance(right, ast.Constant) and isinstance(right.value, str)):
+        return None
+    asked = resolve(left.func) if isinstance(left, ast.Call) and not left.args else resolve(left)
+    if asked not in SYSTEM_VALUES and asked != "platform.system":
+        return None
+    return SYSTEM_NAMES.get(right.value.lower())
 
 
 def _listed_targets(listed: ast.expr, vendors: Vendors) -> frozenset[str] | None:
