@@ -873,15 +873,18 @@ class Analyser(ast.NodeVisitor):
     ) -> bool:
         """``def _check(self, dtype, device="cuda")`` whose every call in the module gives
         ``device`` (``self._check(torch.float, device=device)``): a private function's default
-        that no call leaves in place never flows. Only a private name, or any name of a script
-        outside a package (``train.py`` with a ``__main__`` block, no ``__init__.py`` beside
-        it): another module may call a public one without the argument."""
+        that no call leaves in place never flows. Only a private name, a method (called
+        through its objects, whose class's module makes the calls: ``self.cos_sin(n, q.device)``),
+        or any name of a script outside a package (``train.py`` with a ``__main__`` block, no
+        ``__init__.py`` beside it): another module may call a public function without the
+        argument."""
         if node.name.startswith("__"):
             return False
         module = self.stack[0] if self.stack else None
         if module is None:
             return False
-        if not node.name.startswith("_") and not self._standalone_script(module):
+        in_class = len(self.stack) > 1 and isinstance(self.stack[-2], ast.ClassDef)
+        if not node.name.startswith("_") and not in_class and not self._standalone_script(module):
             return False
         mentions, called = _mentions(node.name, self.ctx.text, method=True)
         calls = self.ctx.scope_fact("calls by callee", module, _calls_by_callee).get(node.name, [])
