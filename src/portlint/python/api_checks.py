@@ -163,6 +163,9 @@ def _report_cuda_version(node: ast.AST, ctx: Context) -> None:
     torch.version.cuda is not None:``), only NVIDIA gets there: no finding."""
     test = ctx.behind_cuda_test(node, ctx.guards.get(id(node)))
     rocm_arm = _tested_beside_rocm_arm(node, ctx)
+    # ``print("CUDA", torch.version.cuda)``, or a field of ``collect_env()``'s report: a line
+    # that reads None elsewhere, a merely different value
+    printed = Severity.INFO if ctx.in_log_call(node) or ctx.in_environment_report() else None
     if test is None:
         message = "`torch.version.cuda` is None on ROCm and every other vendor"
         if rocm_arm:
@@ -170,9 +173,9 @@ def _report_cuda_version(node: ast.AST, ctx: Context) -> None:
             message = "`torch.version.cuda` is None on every vendor but NVIDIA and ROCm"
             targets = dict(ctx.catalog.rules["PRT601"].targets)
             targets.pop("rocm", None)
-            ctx.report(node, "PRT601", message, targets=targets)
+            ctx.report(node, "PRT601", message, targets=targets, severity=printed)
             return
-        ctx.report(node, "PRT601", message)
+        ctx.report(node, "PRT601", message, severity=printed)
         return
     if rocm_arm:
         return  # behind a CUDA test only ROCm was left, and it takes its own arm
@@ -193,7 +196,7 @@ def _report_cuda_version(node: ast.AST, ctx: Context) -> None:
             return
     message = "`torch.version.cuda` is None on ROCm, which passes the CUDA test before it"
     rocm = {"rocm": ctx.catalog.rules["PRT601"].targets["rocm"]}
-    ctx.report(node, "PRT601", message, targets=rocm)
+    ctx.report(node, "PRT601", message, targets=rocm, severity=printed)
 
 
 def _tested_beside_rocm_arm(node: ast.AST, ctx: Context) -> bool:
