@@ -421,6 +421,8 @@ def _report_torch_cuda(node: ast.AST, name: str, ctx: Context) -> None:
         # ``proc_id % torch.cuda.device_count()``: 0 devices elsewhere, the division raises
         severity = Severity.ERROR
         targets = {**targets, "cpu": DIVIDES_BY_ZERO}
+    if entry.outcome in NO_RAISE and ctx.stored_unread(call or node):
+        return  # ``ngpus = torch.cuda.device_count()`` that nothing reads: nothing depends on it
     if in_skip_condition(node, ctx.parents, test_skips(ctx.catalog)):
         if _vendor_siblings(node, ctx):
             return  # ``require_multi_gpu`` beside ``require_multi_xpu``: nothing to port

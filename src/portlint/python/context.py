@@ -294,6 +294,29 @@ class Context:
             None,
         )
 
+    def stored_unread(self, node: ast.AST) -> bool:
+        """``ngpus = torch.cuda.device_count()`` in a function that never reads ``ngpus``: the
+        node is (in) the value of an assignment to a local name that nothing reads, so nothing
+        depends on what it answers. Counted in the function's text, since a sliced parse may
+        leave a nested definition that reads the name unparsed."""
+        statement, child = self.parents.get(id(node)), node
+        while statement is not None and not isinstance(statement, ast.stmt):
+            statement, child = self.parents.get(id(statement)), statement
+        if not (
+            isinstance(statement, ast.Assign)
+            and statement.value is child
+            and len(statement.targets) == 1
+            and isinstance(statement.targets[0], ast.Name)
+        ):
+            return False
+        scope = self.function_scope()
+        if scope is None:
+            return False  # a module-level name may be imported elsewhere
+        name = statement.targets[0].id
+        first, last = scope.lineno, scope.end_lineno or scope.lineno
+        body = "\n".join(self.index.line(number) for number in range(first, last + 1))
+        return len(re.findall(rf"(?<![\w.]){re.escape(name)}(?!\w)", body)) == 1
+
     def in_environment_report(self) -> bool:
         """The walk is in a function, or a module, named for an environment report
         (``collect_env``, rules/device.toml ``[device.environment_reports]``): what it gathers

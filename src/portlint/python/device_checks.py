@@ -288,6 +288,8 @@ def check_device_strings(node: ast.Call, ctx: Context) -> None:
         # ``_place(x, device)`` where the module's private ``_place`` puts ``device`` in a
         # device position: the argument is in one too
         arguments += [(a, False) for a in ctx.positions.arguments(node, "device")]
+    if name == "torch.device" and ctx.stored_unread(node):
+        return  # ``device = torch.device("cuda")`` that nothing reads: naming it runs nothing
     for argument, wants_type in arguments:
         if _declares_cuda_alone(node, argument, name, ctx):
             # ``BackendInfo(device=["cuda"], ...)``: a registry entry that declares the devices
