@@ -6,6 +6,7 @@ import ast
 import os
 import re
 from collections.abc import Callable, Collection
+from copy import deepcopy
 from dataclasses import dataclass
 
 from portlint.model import PORTABLE, Advice, Edit, Fix, Severity, Span, Status
@@ -885,7 +886,7 @@ def _without_map_location(statements: list[ast.stmt]) -> list[str]:
     ``map_location=None`` left out."""
     texts = []
     for statement in statements:
-        copy = ast.parse(ast.unparse(statement)).body[0]
+        copy = deepcopy(statement)
         for call in walk(copy):
             if isinstance(call, ast.Call):
                 call.keywords = [k for k in call.keywords if not _loads_where_default(k)]
