@@ -365,11 +365,19 @@ def _scope_after_local_import(node: ast.AST, ctx: Context, advice: dict[str, Adv
 
 
 def _enclosing_block(node: ast.AST, parent: ast.AST | None) -> list[ast.stmt] | None:
-    """The statement list of ``parent`` (its body, ``else`` or ``finally``) that holds ``node``."""
+    """The statement list of ``parent`` (its body, ``else`` or ``finally``) that holds ``node``.
+    The walk gives the statements of an ``elif`` arm the chain's first ``if`` as their parent:
+    the arms of the ``elif`` are looked in too."""
     for field in ("body", "orelse", "finalbody"):
         block = getattr(parent, field, None)
         if isinstance(block, list) and node in block:
             return block
+    if (
+        isinstance(parent, ast.If)
+        and len(parent.orelse) == 1
+        and isinstance(parent.orelse[0], ast.If)
+    ):
+        return _enclosing_block(node, parent.orelse[0])
     return None
 
 
