@@ -420,7 +420,10 @@ class Analyser(ast.NodeVisitor):
             for d in node.decorator_list
             if self.test_skips.skips_without_cuda(d, polarity, words, aliases)
         ]
-        if skips:
+        if any(map(self.test_skips.skips_always, node.decorator_list)):
+            # ``@pytest.mark.skip(reason="flaky")``: the test runs nowhere, nothing in it is a site
+            self.ctx.backend_lines.append((node.lineno, last))
+        elif skips:
             self.ctx.backend_lines.append((node.lineno, last))
             self.ctx.skip_conditions.update(id(n) for d in skips for n in walk(d))
         elif not isinstance(node, ast.ClassDef):

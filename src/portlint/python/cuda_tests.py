@@ -56,6 +56,14 @@ class TestSkips:
             frozenset(table.get("neutral_words", ())),
         )
 
+    def skips_always(self, decorator: ast.expr) -> bool:
+        """``@pytest.mark.skip(reason=...)``, ``@unittest.skip("...")``: a mark that skips the
+        test on every machine, with no condition; the test never runs."""
+        mark = decorator.func if isinstance(decorator, ast.Call) else decorator
+        if isinstance(decorator, ast.Call) and decorator.args and not _is_reason(decorator.args[0]):
+            return False  # ``skip(condition)`` is no such mark
+        return _name(mark) in self.skip_now and _dotted(mark).startswith(("pytest.", "unittest."))
+
     def skips_without_cuda(
         self,
         decorator: ast.expr,
@@ -250,6 +258,22 @@ def _true_without_cuda(condition: ast.expr, polarity: Polarity) -> bool:
     if isinstance(condition, ast.BoolOp) and isinstance(condition.op, ast.Or):
         return any(_true_without_cuda(value, polarity) for value in condition.values)
     return polarity(condition) == -1
+
+
+def _is_reason(node: ast.expr) -> bool:
+    return isinstance(node, ast.Constant | ast.JoinedStr) and not isinstance(
+        getattr(node, "value", None), bool
+    )
+
+
+def _dotted(node: ast.AST) -> str:
+    """``pytest.mark.skip`` as written, or "" for any other shape."""
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute):
+        inner = _dotted(node.value)
+        return f"{inner}.{node.attr}" if inner else ""
+    return ""
 
 
 def _name(node: ast.AST) -> str | None:
