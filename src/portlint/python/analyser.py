@@ -155,6 +155,12 @@ class Analyser(ast.NodeVisitor):
             ctx.catalog.target_facts(), ctx.catalog.table("targets").get("multi_device", {})
         )
         self.feature_words = nvidia_feature_words(ctx.catalog)
+        #: The module reads the operating system somewhere (``sys.platform``, ``os.name``): only
+        #: then are the operands of an ``and`` looked at for it.
+        self.reads_system = any(read in ctx.text for read in ("platform", "os.name"))
+        #: The module names a skip (``pytest.skip``, ``self.skipTest``, ``SkipTest``): only then
+        #: are the nested blocks of a function that is no test looked in for one.
+        self.names_skip = "kip" in ctx.text
         self.test_skips = test_skips(ctx.catalog)
         #: module names bound to a mark that skips without CUDA (``cuda_required``)
         self.skip_aliases: frozenset[str] = frozenset()
@@ -464,8 +470,8 @@ class Analyser(ast.NodeVisitor):
                 self.ctx.backend_lines.append((first, last))
                 self.ctx.skip_conditions.update(id(n) for n in walk(statement))
                 return True
-            if marks or isinstance(statement, NEW_SCOPES):
-                continue
+            if marks or isinstance(statement, NEW_SCOPES) or not (in_test or self.names_skip):
+                continue  # (outside a test, only a skip call can skip: none in the module)
             for block in _blocks(statement):
                 skips = self._skipped_rest(block, block[-1].end_lineno or last, in_test=in_test)
                 if skips and isinstance(statement, ast.If) and block is statement.body:
@@ -1336,7 +1342,7 @@ class Analyser(ast.NodeVisitor):
         if isinstance(node.op, ast.And) and any(map(device_checks.asks_vendor_layer, node.values)):
             self._visit_after_vendor_layer(node)
             return
-        if isinstance(node.op, ast.And) and _asks_system(node):
+        if isinstance(node.op, ast.And) and self.reads_system and _asks_system(node):
             self._visit_after_reach(node)
             return
         if not isinstance(node.op, ast.Or) or not self.relevance.names_vendor(node.lineno, last):

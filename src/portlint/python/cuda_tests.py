@@ -184,19 +184,18 @@ class TestSkips:
         ``return``): what follows in the test runs only on CUDA, and so does an ``else`` arm;
         ``if torch.cuda.is_available(): ... else: pytest.skip(...)`` the same, from its first arm
         on. The first line that runs only on CUDA, or None."""
-        if not isinstance(statement, ast.If) or _names_other_target(statement.test, words):
+        if not isinstance(statement, ast.If):
             return None
-        if self.ends_in_skip(statement.body, in_test) and _true_without_cuda(
-            statement.test, polarity
-        ):
+        # the cheap look first: most ``if`` statements end in no skip
+        skips_body = self.ends_in_skip(statement.body, in_test)
+        skips_else = bool(statement.orelse) and self.ends_in_skip(statement.orelse, in_test)
+        if not (skips_body or skips_else) or _names_other_target(statement.test, words):
+            return None
+        if skips_body and _true_without_cuda(statement.test, polarity):
             if statement.orelse:
                 return statement.orelse[0].lineno
             return (statement.end_lineno or statement.lineno) + 1
-        if (
-            statement.orelse
-            and self.ends_in_skip(statement.orelse, in_test)
-            and polarity(statement.test) == 1
-        ):
+        if skips_else and polarity(statement.test) == 1:
             return statement.body[0].lineno
         return None
 
