@@ -17,7 +17,7 @@ import functools
 import os
 import re
 from collections.abc import Callable, Mapping
-from typing import Any, TypeGuard
+from typing import TypeGuard
 
 from portlint.catalog import Catalog
 from portlint.config import Settings, version_tuple
@@ -149,7 +149,7 @@ class Analyser(ast.NodeVisitor):
             vendor_words(ctx.catalog),
             hosted=tuple(hosted.get("words", ())),
             runtimes=tuple(runtimes.get("words", ())),
-            systems=_systems(ctx.catalog.target_facts()),
+            systems=_systems(ctx.catalog),
         )
         self.multi_device = MultiDevice.from_facts(
             ctx.catalog.target_facts(), ctx.catalog.table("targets").get("multi_device", {})
@@ -3058,10 +3058,18 @@ SETTLED_TEST_NODES = (
 
 def _blocks(statement: ast.stmt) -> list[list[ast.stmt]]:
     """The statement blocks a compound statement holds (its arms, its loop body)."""
-    blocks = [getattr(statement, name, None) for name in ("body", "orelse", "finalbody")]
-    blocks += [handler.body for handler in getattr(statement, "handlers", ())]
-    blocks += [case.body for case in getattr(statement, "cases", ())]
-    return [block for block in blocks if isinstance(block, list) and block]
+    if isinstance(statement, ast.If | ast.For | ast.AsyncFor | ast.While):
+        blocks = [statement.body, statement.orelse]
+    elif isinstance(statement, ast.With | ast.AsyncWith):
+        blocks = [statement.body]
+    elif isinstance(statement, ast.Try):
+        blocks = [statement.body, statement.orelse, statement.finalbody]
+        blocks += [handler.body for handler in statement.handlers]
+    elif isinstance(statement, ast.Match):
+        blocks = [case.body for case in statement.cases]
+    else:
+        return []
+    return [block for block in blocks if block]
 
 
 def _asks_system(node: ast.BoolOp) -> bool:
@@ -3080,10 +3088,11 @@ def _asks_system(node: ast.BoolOp) -> bool:
 SYSTEM_READS = frozenset({("sys", "platform"), ("platform", "system"), ("os", "name")})
 
 
-def _systems(facts: dict[str, dict[str, Any]]) -> dict[str, frozenset[str]]:
+@functools.cache
+def _systems(catalog: Catalog) -> dict[str, frozenset[str]]:
     """Operating system -> the targets with a build there (rules/targets.toml ``systems``)."""
     found: dict[str, set[str]] = {}
-    for target, fact in facts.items():
+    for target, fact in catalog.target_facts().items():
         for system in fact.get("systems", ()):
             found.setdefault(system, set()).add(target)
     return {system: frozenset(targets) for system, targets in found.items()}
