@@ -79,7 +79,7 @@ from portlint.python.names import (
 from portlint.python.newer_syntax import syntax_error_note
 from portlint.python.package_checks import package_scope
 from portlint.python.relevance import CANDIDATE_TEXT, Relevance
-from portlint.python.tree import child_nodes, parent_map, statements_walk, walk
+from portlint.python.tree import child_nodes, parent_map, statement_blocks, statements_walk, walk
 from portlint.sink import FindingSink
 from portlint.textindex import LineIndex
 
@@ -160,7 +160,7 @@ class Analyser(ast.NodeVisitor):
         self.reads_system = any(read in ctx.text for read in ("platform", "os.name"))
         #: The module names a skip (``pytest.skip``, ``self.skipTest``, ``SkipTest``): only then
         #: are the nested blocks of a function that is no test looked in for one.
-        self.names_skip = "kip" in ctx.text
+        self.names_skip = any(word in ctx.text for word in ("skip", "Skip"))
         self.test_skips = test_skips(ctx.catalog)
         #: module names bound to a mark that skips without CUDA (``cuda_required``)
         self.skip_aliases: frozenset[str] = frozenset()
@@ -3057,19 +3057,8 @@ SETTLED_TEST_NODES = (
 
 
 def _blocks(statement: ast.stmt) -> list[list[ast.stmt]]:
-    """The statement blocks a compound statement holds (its arms, its loop body)."""
-    if isinstance(statement, ast.If | ast.For | ast.AsyncFor | ast.While):
-        blocks = [statement.body, statement.orelse]
-    elif isinstance(statement, ast.With | ast.AsyncWith):
-        blocks = [statement.body]
-    elif isinstance(statement, ast.Try):
-        blocks = [statement.body, statement.orelse, statement.finalbody]
-        blocks += [handler.body for handler in statement.handlers]
-    elif isinstance(statement, ast.Match):
-        blocks = [case.body for case in statement.cases]
-    else:
-        return []
-    return [block for block in blocks if block]
+    """The non-empty statement blocks a compound statement holds (its arms, its loop body)."""
+    return [block for block in statement_blocks(statement) if block]
 
 
 def _asks_system(node: ast.BoolOp) -> bool:

@@ -25,7 +25,7 @@ from portlint.python.guards import (
     rocm_build_test,
 )
 from portlint.python.torch_api import DISABLES_AUTOCAST, disables_autocast, torch_cuda_api
-from portlint.python.tree import walk
+from portlint.python.tree import statement_blocks, walk
 
 TF32_SWITCHES = frozenset(
     {"torch.backends.cuda.matmul.allow_tf32", "torch.backends.cudnn.allow_tf32"}
@@ -452,7 +452,7 @@ def _done_beside(call: ast.Call, member: str, ctx: Context) -> frozenset[str]:
     if not isinstance(statement, ast.Expr) or holder is None:
         return frozenset()
     block = next(
-        (b for b in _statement_blocks(holder) if any(s is statement for s in b)),
+        (b for b in statement_blocks(holder) if any(s is statement for s in b)),
         None,
     )
     if block is None:
@@ -470,13 +470,6 @@ def _done_beside(call: ast.Call, member: str, ctx: Context) -> frozenset[str]:
                 if len(parts) == 3 and parts[0] == "torch" and parts[2] == member:
                     done.add(parts[1])
     return frozenset(done - {"cuda"})
-
-
-def _statement_blocks(holder: ast.AST) -> list[list[ast.stmt]]:
-    """The statement lists a node holds (a body, its ``else``, handlers' bodies)."""
-    blocks = [getattr(holder, name, None) for name in ("body", "orelse", "finalbody")]
-    blocks += [handler.body for handler in getattr(holder, "handlers", ())]
-    return [b for b in blocks if isinstance(b, list)]
 
 
 #: The legacy tensor types of torch.cuda (``FloatTensor``, ``HalfTensor``).

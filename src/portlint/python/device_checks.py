@@ -869,16 +869,15 @@ def _loads_to_cpu_off_cuda(choice: ast.If, ctx: Context) -> bool:
     if truth is None or not choice.orelse:
         return False
     off_cuda, on_cuda = (choice.body, choice.orelse) if truth else (choice.orelse, choice.body)
-    loads_cpu = [
-        keyword
-        for statement in off_cuda
-        for keyword in walk(statement)
-        if isinstance(keyword, ast.keyword)
+    loads_cpu = any(
+        isinstance(keyword, ast.keyword)
         and keyword.arg == "map_location"
         and isinstance(keyword.value, ast.Constant)
         and keyword.value.value == "cpu"
-    ]
-    return bool(loads_cpu) and _without_map_location(off_cuda) == _without_map_location(on_cuda)
+        for statement in off_cuda
+        for keyword in walk(statement)
+    )
+    return loads_cpu and _without_map_location(off_cuda) == _without_map_location(on_cuda)
 
 
 def _without_map_location(statements: list[ast.stmt]) -> list[str]:

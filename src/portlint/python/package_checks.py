@@ -12,7 +12,7 @@ from portlint.model import PORTABLE, TARGETS, Advice, Severity, Status
 from portlint.python.context import Context
 from portlint.python.extension_tests import extension_folder
 from portlint.python.guards import NO_GUARD
-from portlint.python.tree import parent_map, walk
+from portlint.python.tree import parent_map, statement_blocks, walk
 
 CUDA_EXTENSION = "torch.utils.cpp_extension.CUDAExtension"
 EXTENSION_LOADERS = frozenset(
@@ -368,17 +368,14 @@ def _enclosing_block(node: ast.AST, parent: ast.AST | None) -> list[ast.stmt] | 
     """The statement list of ``parent`` (its body, ``else`` or ``finally``) that holds ``node``.
     The walk gives the statements of an ``elif`` arm the chain's first ``if`` as their parent:
     the arms of the ``elif`` are looked in too."""
-    for field in ("body", "orelse", "finalbody"):
-        block = getattr(parent, field, None)
-        if isinstance(block, list) and node in block:
-            return block
-    if (
-        isinstance(parent, ast.If)
-        and len(parent.orelse) == 1
-        and isinstance(parent.orelse[0], ast.If)
-    ):
-        return _enclosing_block(node, parent.orelse[0])
-    return None
+    if parent is None:
+        return None
+    block = next((b for b in statement_blocks(parent) if node in b), None)
+    if block is None and isinstance(parent, ast.If) and len(parent.orelse) == 1:
+        elif_arm = parent.orelse[0]
+        if isinstance(elif_arm, ast.If):
+            return _enclosing_block(node, elif_arm)
+    return block
 
 
 def _last_line(node: ast.AST) -> int:

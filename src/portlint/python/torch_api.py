@@ -22,7 +22,8 @@ FLAT_SUBMODULES = ("memory.", "random.", "streams.", "graphs.", "gds.")
 #: torch.cuda.amp modules whose names torch.cuda.amp re-exports (``amp.grad_scaler.GradScaler``
 #: is ``amp.GradScaler``).
 AMP_SUBMODULES = ("amp.grad_scaler.", "amp.autocast_mode.")
-#: Severity by what a name does without CUDA; "raises" and "unknown" keep the rule's (error).
+#: Severity by what a name does without CUDA: raising is an error, also under a rule whose own
+#: severity is lower (PRT602's capability questions); "unknown" keeps the rule's.
 OUTCOME_SEVERITY = {"raises": "error", "warns": "warning", "noop": "info", "value": "info"}
 
 

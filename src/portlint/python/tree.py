@@ -66,6 +66,19 @@ def walk(node: ast.AST) -> Iterator[ast.AST]:
 STATEMENT_HOLDERS = (ast.stmt, ast.excepthandler, ast.match_case)
 
 
+def statement_blocks(node: ast.AST) -> list[list[ast.stmt]]:
+    """The statement lists ``node`` holds directly: a body, an ``else``, a ``finally``, the
+    bodies of a ``try``'s handlers and of a ``match``'s arms (empty ones included)."""
+    if isinstance(node, ast.If | ast.For | ast.AsyncFor | ast.While):
+        return [node.body, node.orelse]
+    if isinstance(node, ast.Try):
+        return [node.body, node.orelse, node.finalbody, *(h.body for h in node.handlers)]
+    if isinstance(node, ast.Match):
+        return [case.body for case in node.cases]
+    body = getattr(node, "body", None)  # a module, a definition, a ``with``, a handler, a case
+    return [body] if isinstance(body, list) else []
+
+
 def statements_walk(node: ast.AST) -> Iterator[ast.AST]:
     """``node`` and the statements, ``except`` handlers and ``case`` arms below it, in the order
     ``walk`` gives them: no statement is ever below an expression, so expressions are not
