@@ -338,7 +338,11 @@ def _report_torch_cuda(node: ast.AST, name: str, ctx: Context) -> None:
         if probe:
             message = "`torch.cuda` probed with hasattr/getattr; other vendors' modules differ"
         severity = Severity.INFO if probe else None
-        ctx.report(node, "PRT201", message, targets=MODULE_TARGETS, severity=severity)
+        # ``torch.cuda.is_available() and hasattr(torch.cuda, "amp")``: asked only on CUDA
+        behind = ctx.behind_cuda_test(node, ctx.guards.get(id(node)))
+        ctx.report(
+            node, "PRT201", message, targets=MODULE_TARGETS, severity=severity, behind=behind
+        )
         return
     if isinstance(parent, ast.Call) and parent.func is node and picks_cpu_load(parent, ctx):
         return  # ``map_location=None if torch.cuda.is_available() else "cpu"``
