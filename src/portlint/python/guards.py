@@ -714,6 +714,13 @@ def handled_targets(expr: ast.AST, resolve: Resolve, vendors: Vendors) -> frozen
             vendor = vendors.predicate_vendor(node)
             if vendor in markers:
                 handled.add(vendor)
+        elif isinstance(node, ast.Attribute) and PREDICATE.fullmatch(node.attr):
+            # ``x.is_cuda or x.is_xpu``: a tensor's own vendor flag (``is_xpu``, ``is_mps``,
+            # torch_npu's ``is_npu``), or a flag attribute named for the vendor check. Not
+            # ``x.is_cpu``: a tensor is on the CPU on every machine, not only a CPU-only one
+            vendor = vendors.predicate_vendor(node)
+            if vendor in markers and vendor != "cpu":
+                handled.add(vendor)
 
         if isinstance(node, ast.Attribute | ast.Name):
             name = resolve(node)
