@@ -24,6 +24,7 @@ from portlint.config import Settings, version_tuple
 from portlint.model import TARGETS, Finding, SourceFile, Span
 from portlint.python import (
     api_checks,
+    bindings,
     device_checks,
     distributed_checks,
     environment_checks,
@@ -111,6 +112,9 @@ CHECKS: dict[type, tuple[Check, ...]] = {
     ast.Import: (package_checks.check_import,),
     ast.ImportFrom: (package_checks.check_import,),
 }
+
+#: What opens a scope for names: where a name an arm binds is looked for (in a function).
+SCOPES = (ast.Module, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
 
 IMPORT_ERRORS = frozenset({"ImportError", "ModuleNotFoundError", "Exception", "BaseException"})
 #: How many statements before and after an ``if`` (or a vendor flag) are looked at for the rest
@@ -1650,12 +1654,16 @@ class Analyser(ast.NodeVisitor):
                     refused_else and admits_cuda(branch.test, resolve, flags)
                 )
                 detection = polarity[position] != 0 and not refuses
+                unbound = None
+                if statement and polarity[position] == 1 and not refuses:
+                    unbound = self._unbound_read(branches, position)
                 self.guard = outer.inside(
                     (cuda_only and not refuses) or detection,
                     covered,
                     _short_circuit_only(branch.test, resolve, self.vendors),
                     info=logs,
                     refuses=refuses,
+                    unbound=unbound,
                 )
                 self.visit(branch.test)
             self.guard = outer.inside(
@@ -1834,6 +1842,23 @@ class Analyser(ast.NodeVisitor):
                 last = max(n.end_lineno or n.lineno for n in branch.body)
                 self.ctx.package_scopes.append((test.lineno, last, absent))
                 return
+
+    def _unbound_read(self, branches: list[Branch], position: int) -> str | None:
+        """``if torch.cuda.is_available(): n_gpu = torch.cuda.device_count()`` then ``total /
+        n_gpu``: a name only the CUDA arm at ``position`` binds that is read after the chain
+        (the ``if`` being visited); None when there is none."""
+        depth = next(
+            (i for i in range(len(self.stack) - 2, -1, -1) if isinstance(self.stack[i], SCOPES)),
+            None,
+        )
+        if depth is None or not isinstance(self.stack[-1], ast.If):
+            return None
+        if isinstance(self.stack[depth], ast.ClassDef | ast.Module):
+            # a class body's names are read as attributes; the reads of a module's names are
+            # spread over its whole text, which a large file's parts do not each hold
+            return None
+        fallthrough = branches[-1].body if branches[-1].test is None else None
+        return bindings.unbound_read(self.stack[depth:], branches[position].body, fallthrough)
 
     def _after(self) -> list[ast.AST]:
         """The statements after the one being visited, in its block."""

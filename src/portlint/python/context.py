@@ -54,6 +54,11 @@ CAPABILITY_RULE = "PRT602"
 #: Rules of a device named in the code: a hard-coded device string, and ``.cuda()``.
 DEVICE_STRINGS = frozenset({"PRT101", "PRT102"})
 UNSUPPORTED = Advice(Status.UNSUPPORTED)
+MANUAL = Advice(Status.MANUAL)
+#: A CUDA arm that alone binds a name read after it (``bindings.unbound_read``).
+UNBOUND_NOTE = (
+    "only on the CUDA path: {targets} skip it, never set `{name}`, and fail where it is read"
+)
 #: The targets with one device at most: the Apple GPU, and a CPU-only machine.
 SINGLE_DEVICE = frozenset({"mps", "cpu"})
 #: Calls that print or log: ``print``, ``logger.info``, ``sys.stderr.write``.
@@ -590,6 +595,21 @@ class Context:
             failing = _affected(targets)
             if failing:
                 message += f" ({', '.join(failing)} take an arm that fails there)"
+        elif guard.unbound is not None and guard.cuda_only and severity is not Severity.INFO:
+            # ``if torch.cuda.is_available(): n = ...`` then ``total / n``: no CPU fallback,
+            # the read fails wherever the arm is skipped, on a CPU-only machine too
+            severity = Severity.ERROR
+            # not where an arm of its own binds the name, nor among Triton kernels, which
+            # have no CPU backend (``kernels_absent``)
+            reaches_cpu = "cpu" not in covered | self.kernels_absent
+            reaches_cpu = reaches_cpu and (guard.only is None or "cpu" in guard.only)
+            if "cpu" in targets and targets["cpu"].portable and reaches_cpu:
+                targets["cpu"] = MANUAL
+            failing = _affected(targets)
+            if failing:
+                name = guard.unbound
+                note = UNBOUND_NOTE.format(targets=", ".join(failing), name=name)
+                message += f" ({note})"
         elif guard.cuda_only and severity is not Severity.INFO:
             severity = Severity.WARNING
             skipped = _affected(targets)

@@ -69,6 +69,10 @@ class Guard:
     #: early return) whose arm the node is in: a ``torch.cuda`` call here never runs off CUDA,
     #: the test is the site (its fix carries the call's).
     behind: ast.expr | None = None
+    #: In the test of a CUDA arm that alone binds a name read after the chain (``if
+    #: torch.cuda.is_available(): n = ...`` then ``total / n``): the name. Off CUDA the read
+    #: raises (``bindings.unbound_read``).
+    unbound: str | None = None
 
     def inside(
         self,
@@ -82,6 +86,7 @@ class Guard:
         fails_elsewhere: bool = False,
         torch_below: tuple[int, int] | None = None,
         behind: ast.expr | None = None,
+        unbound: str | None = None,
     ) -> Guard:
         if only is None:
             only = self.only
@@ -98,6 +103,7 @@ class Guard:
             self.fails_elsewhere or fails_elsewhere,
             min(filter(None, (self.torch_below, torch_below)), default=None),
             behind if behind is not None else self.behind,
+            unbound if unbound is not None else self.unbound,
         )
 
 
