@@ -1578,11 +1578,19 @@ class Analyser(ast.NodeVisitor):
                 # torch.cuda.device_count()``: the other targets run the same code in the final
                 # ``else``, whose own findings say what happens there; the test decides nothing
                 covered |= frozenset(self.vendors.markers)
-            if self.multi_device.concerns(branch) or (
-                polarity[position] == 1 and self.multi_device.only_selects_device(branch)
+            has_else = position < last and branches[last].test is None
+            if (
+                self.multi_device.concerns(branch)
+                or (polarity[position] == 1 and self.multi_device.only_selects_device(branch))
+                or (
+                    branch.test is not None
+                    and has_else
+                    and self.multi_device.splits_batches(branch)
+                )
             ):
                 # ``elif torch.cuda.is_available(): backend = "nccl"``: a single-device target
-                # has no collective backend, no visible-devices mask, never a second device
+                # has no collective backend, no visible-devices mask, never a second device (nor
+                # a batch to split over several, beside an ``else`` that runs the model as it is)
                 covered |= self.multi_device.single
             if polarity[position] == 1 and statement and _refines(branch, self._after()):
                 # ``if torch.cuda.is_available(): return "bf16" if supported else "16"`` then

@@ -259,6 +259,8 @@ class MultiDevice:
     group_setups: frozenset[str] = frozenset()
     device_selections: frozenset[str] = frozenset()
     mode_words: frozenset[str] = frozenset()
+    #: calls that split a batch over several devices in one process (``DataParallel``)
+    batch_splits: frozenset[str] = frozenset()
 
     @classmethod
     def from_facts(cls, facts: Mapping[str, Mapping], table: Mapping) -> MultiDevice:
@@ -276,6 +278,7 @@ class MultiDevice:
             frozenset(table.get("group_setups", ())),
             frozenset(table.get("device_selections", ())),
             frozenset(word.lower() for word in table.get("mode_words", ())),
+            frozenset(table.get("batch_splits", ())),
         )
 
     def names_scope(self, name: str) -> bool:
@@ -359,6 +362,16 @@ class MultiDevice:
             and isinstance(s.value, ast.Call)
             and _call_name(s.value) in self.device_selections
             for s in statements
+        )
+
+    def splits_batches(self, branch: Branch) -> bool:
+        """The body splits a batch over several devices (``model = nn.DataParallel(model)``,
+        ``nn.parallel.data_parallel(self.main, input, range(ngpu))``): where there is one
+        device, the ``else`` beside it runs the model as it is, and nothing is lost."""
+        return any(
+            isinstance(node, ast.Call) and _call_name(node) in self.batch_splits
+            for statement in branch.body
+            for node in walk(statement)
         )
 
     def _sets_up_group(self, body: list[ast.AST]) -> bool:
