@@ -72,6 +72,7 @@ from portlint.python.guards import (
 )
 from portlint.python.layers import REBINDING, REBINDINGS, rebound_names
 from portlint.python.names import (
+    NEW_SCOPES,
     class_locals,
     comprehension_locals,
     function_locals,
@@ -80,7 +81,14 @@ from portlint.python.names import (
 from portlint.python.newer_syntax import syntax_error_note
 from portlint.python.package_checks import package_scope
 from portlint.python.relevance import CANDIDATE_TEXT, Relevance
-from portlint.python.tree import child_nodes, parent_map, statement_blocks, statements_walk, walk
+from portlint.python.tree import (
+    TERMINATORS,
+    child_nodes,
+    parent_map,
+    statement_blocks,
+    statements_walk,
+    walk,
+)
 from portlint.sink import FindingSink
 from portlint.textindex import LineIndex
 
@@ -2969,9 +2977,6 @@ def _is_true(node: ast.expr) -> bool:
     return isinstance(node, ast.Constant) and node.value is True
 
 
-TERMINATORS = (ast.Return, ast.Raise, ast.Continue, ast.Break)
-
-
 #: What replaces an attribute for a test: ``patch("m.torch.cuda.X")``, ``patch.object(torch.cuda,
 #: "X")``, ``monkeypatch.setattr(torch.cuda, "X", f)`` (unittest.mock and pytest).
 MOCK_CALLS = frozenset({"patch", "object", "setattr"})
@@ -3070,9 +3075,6 @@ def _is_early_return(statement: ast.AST) -> TypeGuard[ast.If]:
 #: reads, and a module named for the CPU (``cpu_offload.py``) runs on every machine.
 OWN_MODULE_VENDORS = frozenset({"cuda", "rocm", "cpu"})
 
-
-#: Statements whose blocks run later or elsewhere, not as part of the block they sit in.
-NEW_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 
 #: What a test may be made of for a later test written the same to give the same answer.
 SETTLED_TEST_NODES = (

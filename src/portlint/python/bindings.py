@@ -20,25 +20,14 @@ import ast
 import itertools
 from collections.abc import Iterator
 
-from portlint.python.tree import walk
+from portlint.python.names import COMPREHENSIONS, NEW_SCOPES
+from portlint.python.tree import TERMINATORS, child_nodes, walk
 
 #: Definitions that open a scope of their own: what they bind or read is not the scope's.
-NESTED_SCOPES = (
-    ast.FunctionDef,
-    ast.AsyncFunctionDef,
-    ast.ClassDef,
-    ast.Lambda,
-    ast.ListComp,
-    ast.SetComp,
-    ast.DictComp,
-    ast.GeneratorExp,
-)
+NESTED_SCOPES = (*NEW_SCOPES, ast.Lambda, *COMPREHENSIONS)
 
 #: Calls that read a scope's names by string: a name may be tested for before it is read.
 SCOPE_READERS = frozenset({"locals", "globals", "vars", "dir"})
-
-#: Statements that end a block.
-LEAVING = (ast.Return, ast.Raise, ast.Continue, ast.Break)
 
 #: ``try`` statements (``try``/``except*`` is Python 3.11+).
 TRIES: tuple[type[ast.stmt], ...] = (ast.Try, *((ast.TryStar,) if hasattr(ast, "TryStar") else ()))
@@ -54,9 +43,9 @@ def unbound_read(
     function that holds the chain, then each statement down to the chain.
     ``fallthrough``: the chain's final ``else`` block, if it has one."""
     scope, chain = path[0], path[-1]
-    if not arm or isinstance(arm[-1], LEAVING):
+    if not arm or isinstance(arm[-1], TERMINATORS):
         return None  # what the arm binds never reaches what follows
-    if fallthrough and isinstance(fallthrough[-1], LEAVING):
+    if fallthrough and isinstance(fallthrough[-1], TERMINATORS):
         return None  # the other targets leave before the read
     bound = _bound(arm)
     if fallthrough:
@@ -134,7 +123,7 @@ def _expression_nodes(node: ast.AST) -> Iterator[ast.AST]:
             yield from _expression_nodes(target)
         return
     yield node
-    for child in ast.iter_child_nodes(node):
+    for child in child_nodes(node):
         yield from _expression_nodes(child)
 
 
@@ -178,14 +167,14 @@ def _parameters(scope: ast.AST) -> Iterator[str]:
 def _scope_nodes(scope: ast.AST) -> Iterator[ast.AST]:
     """The nodes of a scope's own code: a nested definition's name, defaults and decorators,
     not its body."""
-    todo: list[ast.AST] = list(ast.iter_child_nodes(scope))
+    todo: list[ast.AST] = child_nodes(scope)
     while todo:
         node = todo.pop()
         yield node
         if isinstance(node, NESTED_SCOPES):
             todo += _defaults(node)
         else:
-            todo += ast.iter_child_nodes(node)
+            todo += child_nodes(node)
 
 
 def _defaults(node: ast.AST) -> list[ast.AST]:

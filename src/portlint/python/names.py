@@ -226,6 +226,7 @@ def _binds_own_name(node: ast.AST) -> bool:
     return isinstance(node, ast.ExceptHandler) and node.name is not None
 
 
+#: Statements whose blocks run later or elsewhere, not as part of the block they sit in.
 NEW_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 COMPREHENSIONS = (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
 

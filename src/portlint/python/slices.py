@@ -53,6 +53,7 @@ from dataclasses import dataclass
 
 from portlint.python.backends import vendor_of
 from portlint.python.relevance import Relevance
+from portlint.python.tree import TERMINATORS
 
 #: First characters of a line at column 0 that cannot start a top-level statement (blank lines,
 #: comments, indented lines, closing brackets, a continued line).
@@ -484,10 +485,6 @@ def first_line(statement: ast.stmt) -> int:
     if decorators:
         return min(statement.lineno, *(d.lineno for d in decorators))
     return statement.lineno
-
-
-#: Statements that end a block early.
-TERMINATORS = (ast.Return, ast.Raise, ast.Continue, ast.Break)
 
 
 def _reads_neighbours(statement: ast.stmt) -> bool:

@@ -24,6 +24,9 @@ NODE_FIELDS: dict[type, tuple[str, ...]] = {ast.Constant: (), ast.Global: (), as
 #: Node types without children: half the nodes of a tree.
 LEAVES = frozenset({ast.Name, ast.Constant, ast.Load, ast.Store, ast.Del})
 
+#: Statements that end a block early.
+TERMINATORS = (ast.Return, ast.Raise, ast.Continue, ast.Break)
+
 
 def node_fields(kind: type) -> tuple[str, ...]:
     """The fields of node type ``kind`` that can hold nodes, in field order."""
