@@ -20,9 +20,10 @@ from portlint.python.guards import (
     asks_availability,
     availability_before,
     flag_name,
+    names_switch,
 )
 from portlint.python.layers import Layer
-from portlint.python.names import NameResolver
+from portlint.python.names import NEW_SCOPES, NameResolver
 from portlint.python.tree import walk
 from portlint.textindex import LineIndex
 
@@ -512,9 +513,39 @@ class Context:
             merged = fix._replace(applicability=applicability, edits=edits)
             finished[site] = (owner, carrier._replace(fix=merged))
 
+    def _behind_switch(self, node: ast.AST) -> bool:
+        """``if use_cuda: model.cuda()``, ``if args.cuda and ...: x = x.to("cuda")``: in the arm
+        of a switch that turns CUDA on (``names_switch``), the code was told to use CUDA. Where
+        the switch is set (an option's default, a caller's test) is the site of the device
+        choice, not the move in its arm. A ``torch.cuda`` call there stays a site of its own
+        (``assert torch.cuda.is_available()`` refuses where CUDA was asked for and is missing).
+        A plain name is a switch only as a parameter of the function: a local set from a test
+        in the function (``use_cuda = device_type == "cuda"``) is that test, reported there."""
+        tested: list[ast.expr] = []  # the operands of the tests whose arm holds the node
+        child, current = node, self.parents.get(id(node))
+        while current is not None and not isinstance(current, NEW_SCOPES):
+            if isinstance(current, ast.If) and child is not current.test and child in current.body:
+                test = current.test
+                if not isinstance(test, ast.BoolOp):
+                    tested.append(test)
+                elif isinstance(test.op, ast.And):
+                    tested += test.values
+            child, current = current, self.parents.get(id(current))
+        parameters: set[str] = set()
+        if isinstance(current, ast.FunctionDef | ast.AsyncFunctionDef):
+            parameters = {a.arg for a in walk(current.args) if isinstance(a, ast.arg)}
+        for value in tested:
+            if isinstance(value, ast.Name) and value.id not in parameters:
+                continue
+            if names_switch(value) and self.qualified_name(value) != "torch.cuda":
+                return True
+        return False
+
     def _finish(self, report: Report) -> Finding | None:
         if self.switch_restores.get(id(report.node)) in self.switch_changes:
             return None  # the change of the switch is the site, not its restore
+        if report.rule.code in DEVICE_STRINGS and self._behind_switch(report.node):
+            return None
         guard = self.guards.get(id(report.node), NO_GUARD)
         if isinstance(report.node, ast.alias):
             statement = self.guards.get(id(self.parents.get(id(report.node))), NO_GUARD)

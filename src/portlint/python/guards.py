@@ -9,6 +9,7 @@ CPU code, so a guarded site is never a problem for the ``cpu`` target.
 from __future__ import annotations
 
 import ast
+import functools
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -609,6 +610,23 @@ def _is_cuda_check(expr: ast.expr, resolve: Resolve) -> bool:
     if isinstance(expr, ast.Name) and CUDA_FLAG.fullmatch(expr.id):
         return True  # IS_CUDA_AVAILABLE, a module constant that holds such a check
     return resolve(target) in CUDA_CHECKS
+
+
+def names_switch(expr: ast.expr) -> bool:
+    """``use_cuda``, ``self.use_cuda``, ``args.cuda``: a name or attribute named for a switch
+    that turns CUDA on (rules/device.toml ``[device.cuda_switches]``)."""
+    if isinstance(expr, ast.Name):
+        return expr.id in cuda_switches()
+    return isinstance(expr, ast.Attribute) and expr.attr in cuda_switches()
+
+
+@functools.cache
+def cuda_switches() -> frozenset[str]:
+    """The names of ``[device.cuda_switches]``, read once per process."""
+    from portlint.catalog import read_toml, rules_dir
+
+    table = read_toml(rules_dir() / "device.toml").get("device", {}).get("cuda_switches", {})
+    return frozenset(table.get("names", ()))
 
 
 #: ``is_cuda_available()``, ``current_platform.is_cuda()``; ``is_cuda_alike()`` (vLLM's platforms:
