@@ -76,9 +76,16 @@ def check_import(node: ast.Import | ast.ImportFrom, ctx: Context) -> None:
             # no second site, but what follows still runs only where the package does
             _scope_after_import(node, ctx, package, fallback or checked)
             continue
+        unbound = fallback and _leaves_names_unbound(node, ctx, package)
         severity = Severity.WARNING if fallback or checked or integration else None
         message = f"`{package}` needs an NVIDIA GPU"
-        if fallback and _own_state_only(node, ctx):
+        if unbound:
+            severity = None
+            message += (
+                " (its ImportError handler only passes or prints: it binds nothing in the"
+                " package's place, so where the package is missing its names are unbound)"
+            )
+        elif fallback and _own_state_only(node, ctx):
             severity = Severity.INFO
             message += (
                 " (imported only to set the package's own state, with a fallback that does"
@@ -336,6 +343,42 @@ def _own_state_only(node: ast.AST, ctx: Context) -> bool:
             if local and ctx.qualified_name(name) is None:
                 return False  # a local or parameter of the caller's flows in
     return True
+
+
+#: Calls that only tell: a handler that makes nothing but these does nothing for the code after it.
+MESSAGE_CALLS = frozenset(
+    {"print", "warn", "warning", "error", "info", "debug", "exception", "critical", "log"}
+)
+
+
+def _leaves_names_unbound(node: ast.Import | ast.ImportFrom, ctx: Context, package: str) -> bool:
+    """``try: from flash_attn.bert_padding import pad_input except ImportError: pass`` (or a
+    message only): the handler binds nothing in the names' place, and no flag records the
+    failure, so where the package is missing what the file does with the names fails
+    (NameError). That is no fallback. Not where the file names the package in a string
+    (``find_spec("flash_attn")``, ``"apex" in sys.modules``: an availability check of its own).
+    (Whether the names are used is not asked: their uses may be anywhere in the file, and a large
+    file is analysed in parts that do not hold them all; over the benchmark every such import
+    but one had its names used.)"""
+    block = ctx.parents.get(id(node))
+    if not isinstance(block, ast.Try) or node not in block.body or block.orelse or block.finalbody:
+        return False
+    if not all(isinstance(s, ast.Import | ast.ImportFrom) for s in block.body):
+        return False
+    if not all(_only_tells(s) for handler in block.handlers for s in handler.body):
+        return False
+    return not re.search(f"[\"']{re.escape(package)}[\"']", ctx.text)
+
+
+def _only_tells(statement: ast.stmt) -> bool:
+    """``pass``, a string, or a call of ``MESSAGE_CALLS`` (``logger.warning(...)``)."""
+    if _does_nothing(statement):
+        return True
+    if not (isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Call)):
+        return False
+    func = statement.value.func
+    name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+    return name in MESSAGE_CALLS
 
 
 def _does_nothing(statement: ast.stmt) -> bool:
