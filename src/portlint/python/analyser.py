@@ -3053,7 +3053,22 @@ def _leaves_on_rocm(test: ast.expr, resolve: Resolve) -> bool:
 
 def _as_early_exit(statement: ast.AST, resolve: Resolve, cuda_flags: set[str]) -> ast.AST:
     """``if <CUDA test>: ... else: raise ...`` read as ``if not <CUDA test>: raise ...``: what
-    follows runs only where the test held. Any other statement is returned as it is."""
+    follows runs only where the test held. ``if disabled or not torch.cuda.is_available():
+    return`` is read as ``if not torch.cuda.is_available(): return``: every machine without
+    CUDA leaves there too (and so does CUDA when ``disabled``), so what follows runs only on
+    CUDA. Any other statement is returned as it is."""
+    if (
+        _is_early_return(statement)
+        and isinstance(statement.test, ast.BoolOp)
+        and isinstance(statement.test.op, ast.Or)
+        and cuda_polarity(statement.test, resolve, cuda_flags) == 0  # not ``... or _is_hip()``
+    ):
+        each = [cuda_polarity(v, resolve, cuda_flags) for v in statement.test.values]
+        if -1 in each and 1 not in each:
+            operand = statement.test.values[each.index(-1)]
+            return ast.copy_location(
+                ast.If(test=operand, body=statement.body, orelse=[]), statement
+            )
     if not (
         isinstance(statement, ast.If)
         and statement.orelse
