@@ -970,6 +970,12 @@ class Analyser(ast.NodeVisitor):
         first, *others = node.generators
         self.visit(first.iter)
         self.ctx.resolver.push(comprehension_locals(node))
+        outer = self.guard
+        if not outer.cuda_only and self._over_cuda_devices(first.iter):
+            # ``[torch.cuda.get_device_name(i) for i in range(torch.cuda.device_count())]``: as
+            # in a ``for`` loop over the same range, the count is the site. In the arm of a CUDA
+            # test the count is no site, and what the element asks stays one.
+            self.guard = outer.inside(True, frozenset(), frozenset({"rocm"}))
         self.visit_many([first.target, *first.ifs])
         for generator in others:
             self.visit_many([generator.target, generator.iter, *generator.ifs])
@@ -977,6 +983,7 @@ class Analyser(ast.NodeVisitor):
             self.visit_many([node.key, node.value])
         else:
             self.visit(node.elt)
+        self.guard = outer
         self.ctx.resolver.pop()
 
     visit_SetComp = visit_GeneratorExp = visit_DictComp = visit_ListComp
@@ -1635,9 +1642,9 @@ class Analyser(ast.NodeVisitor):
                 # ``if device_type == "cuda": assert torch.cuda.is_available()``: a check that
                 # only the CUDA path needs; skipping it elsewhere is correct
                 covered |= frozenset(self.vendors.markers)
-            # A negated CUDA test (``if not torch.cuda.is_available()``) puts the next branch on
-            # the CUDA path.
-            cuda_only = polarity[position] == 1 or (position > 0 and polarity[position - 1] == -1)
+            # A negated CUDA test (``if not torch.cuda.is_available()``) puts every later branch
+            # of the chain on the CUDA path, whether or not its own arm leaves.
+            cuda_only = polarity[position] == 1 or -1 in polarity[:position]
             if only is not None and only - {"rocm"}:
                 cuda_only = False  # ``if dev in ("cuda", "xpu"):``: xpu runs the arm too
             # A CUDA branch that only prints or logs (memory used, "running on GPU"), or whose
@@ -1732,14 +1739,14 @@ class Analyser(ast.NodeVisitor):
         self, branches: list[Branch], position: int, polarity: list[int]
     ) -> ast.expr | None:
         """The positive CUDA test whose arm this branch is: ``if torch.cuda.is_available():``,
-        ``if device.type == "cuda":``, or the ``else`` after ``if not
-        torch.cuda.is_available():``."""
+        ``if device.type == "cuda":``, or a later arm of a chain after ``if not
+        torch.cuda.is_available():`` (``elif``/``else``)."""
         test = branches[position].test
         if polarity[position] == 1 and test is not None:
             return test
-        if position > 0 and polarity[position - 1] == -1:
-            return branches[position - 1].test
-        return None
+        earlier = zip(branches[:position], polarity[:position], strict=True)
+        negated = [branch.test for branch, sign in earlier if sign == -1]
+        return negated[-1] if negated else None
 
     def _asks_availability(self, test: ast.expr) -> bool:
         return asks_availability(test, self.ctx.qualified_name, self.ctx.cuda_flags)
