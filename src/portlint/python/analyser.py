@@ -60,6 +60,7 @@ from portlint.python.guards import (
     compared_with_none,
     cuda_polarity,
     cuda_prefix,
+    cuda_sentinels,
     flag_name,
     handled_targets,
     if_chain,
@@ -1647,6 +1648,11 @@ class Analyser(ast.NodeVisitor):
             cuda_only = polarity[position] == 1 or -1 in polarity[:position]
             if only is not None and only - {"rocm"}:
                 cuda_only = False  # ``if dev in ("cuda", "xpu"):``: xpu runs the arm too
+            behind = self._cuda_test(branches, position, polarity) if cuda_only else None
+            if not cuda_only and polarity[position] == 0 and branch.test is not None:
+                # ``if state is not None: torch.cuda.set_rng_state(state)``
+                behind = self._cuda_sentinel(branch.test)
+                cuda_only = behind is not None
             # A CUDA branch that only prints or logs (memory used, "running on GPU"), or whose
             # sibling is a stand-in (``torch.cuda.synchronize if cuda else lambda: None``): info.
             logs = polarity[position] != 0 and (
@@ -1698,7 +1704,7 @@ class Analyser(ast.NodeVisitor):
                 restated=_tested_values(branch.test),
                 fails_elsewhere=refused_else and polarity[position] == 1,
                 torch_below=bound,
-                behind=self._cuda_test(branches, position, polarity) if cuda_only else None,
+                behind=behind,
             )
             self.visit_many(branch.body)
         self.guard = outer
@@ -1747,6 +1753,31 @@ class Analyser(ast.NodeVisitor):
         earlier = zip(branches[:position], polarity[:position], strict=True)
         negated = [branch.test for branch, sign in earlier if sign == -1]
         return negated[-1] if negated else None
+
+    def _cuda_sentinel(self, test: ast.expr) -> ast.expr | None:
+        """``if state is not None:`` (or ``if state:``, or an ``and`` with it) where ``state``
+        holds None or what a ``torch.cuda`` call gave (``guards.cuda_sentinels``): the arm runs
+        only where that call ran, so the call (or the CUDA test it is behind) is the site. The
+        call's store, or None. A parameter of the function may hold anything its callers give."""
+        sentinels = self.ctx.scope_fact(
+            "cuda sentinels", self.stack[0], lambda m: cuda_sentinels(m, self.ctx.qualified_name)
+        )
+        if not sentinels:
+            return None
+        scope = self._function_scope()
+        parameters = set()
+        if isinstance(scope, ast.FunctionDef | ast.AsyncFunctionDef):
+            parameters = {a.arg for a in walk(scope.args) if isinstance(a, ast.arg)}
+        operands = (
+            test.values if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And) else [test]
+        )
+        for operand in operands:
+            if compared_with_none(operand, (ast.IsNot,)):
+                operand = operand.left
+            name = flag_name(operand)
+            if name in sentinels and name not in parameters:
+                return sentinels[name]
+        return None
 
     def _asks_availability(self, test: ast.expr) -> bool:
         return asks_availability(test, self.ctx.qualified_name, self.ctx.cuda_flags)

@@ -1057,3 +1057,49 @@ def older_torch_bound(test: ast.expr) -> tuple[int, int] | None:
         if match:
             return int(match.group(1)), int(match.group(2))
     return None
+
+
+def cuda_sentinels(module: ast.Module, resolve: Resolve) -> dict[str, ast.expr]:
+    """Names and ``self`` attributes that hold either None or what a ``torch.cuda`` call gave
+    (``state = torch.cuda.get_rng_state() if torch.cuda.is_available() else None``, or ``stream
+    = None`` then ``stream = torch.cuda.Stream()`` in a CUDA arm): every store of them in the
+    module is None, such a call, a choice between the two, or one element of an unpacking, with
+    at least one None and one call. Each is kept with the call's store: ``if state is not
+    None:`` is then true only where that call ran, which never was without CUDA."""
+    stores: dict[str, list[ast.expr | None]] = {}
+    for node in walk(module):
+        if isinstance(node, ast.Assign):
+            targets, value = node.targets, node.value
+        elif isinstance(node, ast.AnnAssign) and node.value is not None:
+            targets, value = [node.target], node.value
+        else:
+            continue
+        for target in targets:
+            if isinstance(target, ast.Tuple | ast.List):
+                for element in target.elts:  # ``cpu_state, gpu_state = states[0]``: unknown
+                    stores.setdefault(flag_name(element), []).append(None)
+            elif flag_name(target):
+                stores.setdefault(flag_name(target), []).append(value)
+    found: dict[str, ast.expr] = {}
+    for name, values in stores.items():
+        calls = [v for v in values if v is not None and _cuda_value(v, resolve)]
+        nones = [v for v in values if v is not None and _is_none(v)]
+        unknown = [v for v in values if v is None]
+        if not name or not calls or len(calls) + len(nones) + len(unknown) != len(values):
+            continue  # some store holds something else
+        if nones or any(isinstance(call, ast.IfExp) for call in calls):
+            found[name] = calls[0]
+    return found
+
+
+def _cuda_value(value: ast.expr, resolve: Resolve) -> bool:
+    """``torch.cuda.X(...)``, or ``torch.cuda.X(...) if <test> else None``."""
+    if isinstance(value, ast.IfExp):
+        return _cuda_value(value.body, resolve) and _is_none(value.orelse)
+    if not isinstance(value, ast.Call):
+        return False
+    return (resolve(value.func) or "").startswith("torch.cuda.")
+
+
+def _is_none(value: ast.expr) -> bool:
+    return isinstance(value, ast.Constant) and value.value is None
