@@ -82,6 +82,7 @@ from portlint.python.names import (
 from portlint.python.newer_syntax import syntax_error_note
 from portlint.python.package_checks import package_scope
 from portlint.python.relevance import CANDIDATE_TEXT, Relevance
+from portlint.python.torch_api import torch_cuda_api
 from portlint.python.tree import (
     TERMINATORS,
     child_nodes,
@@ -1213,6 +1214,8 @@ class Analyser(ast.NodeVisitor):
             self.generic_visit(node)
             self.guard = outer
             return
+        if self._cuda_only_param(node):
+            return
         if node.args and self.ctx.qualified_name(func) == "typing.cast":
             # ``cast(torch.cuda.Stream, stream)``: the type is an annotation, which runs nothing
             outer = self.guard
@@ -1222,6 +1225,61 @@ class Analyser(ast.NodeVisitor):
             self.visit_many([func, *node.args[1:], *node.keywords])
             return
         self.generic_visit(node)
+
+    def _cuda_only_param(self, node: ast.Call) -> bool:
+        """``pytest.param("cuda", torch.cuda.device_count(), marks=pytest.mark.skipif(
+        torch.cuda.device_count() == 0, ...))`` in a ``parametrize`` list: a case that runs only
+        on CUDA, as a test with that mark does. Its skip condition is the site, and the cases
+        beside it that run only on another target (``skipif(not
+        torch.backends.mps.is_available())``) cover that target. Its values are no sites: they
+        are read where the case is collected, on every machine, so only values that raise
+        nowhere (a count that is 0 elsewhere) are left to the skip condition. True when the
+        call was visited here."""
+        siblings = self.ctx.parents.get(id(node))
+        if not (
+            isinstance(siblings, ast.List | ast.Tuple)
+            and self.ctx.qualified_name(node.func) == "pytest.param"
+        ):
+            return False
+        polarity = polarity_of(self.ctx.qualified_name, self.ctx.cuda_flags)
+        words = self.vendors.words
+        if not any(
+            self.test_skips.skips_without_cuda(mark, polarity, words) for mark in _param_marks(node)
+        ):
+            return False
+        covered: frozenset[str] = frozenset()
+        for other in siblings.elts:
+            if other is node or not isinstance(other, ast.Call):
+                continue
+            if self.ctx.qualified_name(other.func) != "pytest.param":
+                continue
+            for mark in _param_marks(other):
+                required = self.test_skips.required(mark)
+                if required is not None:
+                    runs_on = only_targets(required, self.ctx.qualified_name, self.vendors)
+                    covered |= runs_on or frozenset()
+        outer = self.guard
+        if not any(map(self._raises_elsewhere, node.args)):
+            self.guard = outer.inside(True, frozenset(), frozenset({"rocm"}))
+        self.visit_many(node.args)
+        self.guard = outer.inside(False, covered)
+        self.visit_many([node.func, *node.keywords])
+        self.guard = outer
+        return True
+
+    def _raises_elsewhere(self, value: ast.expr) -> bool:
+        """``value`` calls a ``torch.cuda`` function that raises without CUDA (by the
+        measured outcomes of rules/torch_api.toml)."""
+        api = torch_cuda_api(self.ctx.catalog)
+        for inner in walk(value):
+            if not isinstance(inner, ast.Call):
+                continue
+            name = self.ctx.qualified_name(inner.func) or ""
+            if name.startswith("torch.cuda."):
+                member = name[len("torch.cuda.") :]
+                if api.entry(member).outcome not in api_checks.NO_RAISE:
+                    return True
+        return False
 
     def _registry_vendor(self, node: ast.Call) -> str | None:
         """``DeviceSpec(name="rocm", device_count_fn=lambda: torch.cuda.device_count())`` in a
@@ -3118,6 +3176,16 @@ def _as_early_exit(statement: ast.AST, resolve: Resolve, cuda_flags: set[str]) -
         return statement
     negated = ast.copy_location(ast.UnaryOp(op=ast.Not(), operand=statement.test), statement.test)
     return ast.copy_location(ast.If(test=negated, body=statement.orelse, orelse=[]), statement)
+
+
+def _param_marks(param: ast.Call) -> list[ast.expr]:
+    """The marks of ``pytest.param(..., marks=mark)`` or ``marks=[mark, ...]``."""
+    marks: list[ast.expr] = []
+    for keyword in param.keywords:
+        if keyword.arg == "marks":
+            value = keyword.value
+            marks += value.elts if isinstance(value, ast.List | ast.Tuple) else [value]
+    return marks
 
 
 def _is_early_return(statement: ast.AST) -> TypeGuard[ast.If]:

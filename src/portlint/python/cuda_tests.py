@@ -89,6 +89,22 @@ class TestSkips:
             return True
         return self._named_requirement(_name(decorator), words)
 
+    def required(self, mark: ast.expr) -> ast.expr | None:
+        """What a conditional mark asks for the test to run: ``X`` of ``skipif(not X, ...)``
+        or of ``skipUnless(X, ...)``; None for any other mark."""
+        if not (isinstance(mark, ast.Call) and mark.args):
+            return None
+        name, condition = _name(mark.func), mark.args[0]
+        if name in self.skip_unless:
+            return condition
+        if (
+            name in self.skip_if
+            and isinstance(condition, ast.UnaryOp)
+            and isinstance(condition.op, ast.Not)
+        ):
+            return condition.operand
+        return None
+
     def _named_requirement(self, name: str | None, words: Mapping[str, str]) -> bool:
         """``require_cuda``, ``require_torch_gpu``, ``cuda_only``, ``onlyCUDA``: a requirement
         word and words that name CUDA by the vendor words of rules/device.toml (``gpu`` is
