@@ -285,11 +285,58 @@ def _read_for_a_log(node: ast.AST, ctx: Context) -> bool:
     child, current = node, ctx.parents.get(id(node))
     while current is not None and not isinstance(current, ast.stmt):
         child, current = current, ctx.parents.get(id(current))
-    if _is_log_line(current):
+    return _is_log_line(current) or _gates_a_log(current, child)
+
+
+def _decides_only_a_log(node: ast.AST, ctx: Context) -> bool:
+    """``if torch.cuda.get_device_capability()[0] < 8: warnings.warn(...)``, or ``major, minor
+    = torch.cuda.get_device_capability()`` in a function that reads ``major`` and ``minor`` only
+    in the tests of such ``if``s: the answer only decides whether a line is written. Names are
+    counted in the function's text, as ``Context.stored_unread`` does."""
+    statement, child = ctx.parents.get(id(node)), node
+    while statement is not None and not isinstance(statement, ast.stmt):
+        statement, child = ctx.parents.get(id(statement)), statement
+    if _gates_a_log(statement, child):
         return True
-    if not (isinstance(current, ast.If) and current.test is child) or current.orelse:
+    if not (
+        isinstance(statement, ast.Assign)
+        and statement.value is child
+        and len(statement.targets) == 1
+    ):
         return False
-    return all(_is_log_line(statement) for statement in current.body)
+    target = statement.targets[0]
+    names = target.elts if isinstance(target, ast.Tuple) else [target]
+    scope = ctx.function_scope()
+    if scope is None or not all(isinstance(name, ast.Name) for name in names):
+        return False
+    first, last = scope.lineno, scope.end_lineno or scope.lineno
+    body = "\n".join(ctx.index.line(number) for number in range(first, last + 1))
+    gates = [
+        inner
+        for inner in walk(scope)
+        if isinstance(inner, ast.If) and _gates_a_log(inner, inner.test)
+    ]
+    reads = 0
+    for name in {n.id for n in names if isinstance(n, ast.Name)}:
+        written = len(re.findall(rf"(?<![\w.]){re.escape(name)}(?!\w)", body))
+        read = sum(
+            isinstance(n, ast.Name) and n.id == name for gate in gates for n in walk(gate.test)
+        )
+        if written != read + 1:
+            return False  # read elsewhere too
+        reads += read
+    return reads > 0
+
+
+def _gates_a_log(statement: ast.AST | None, test: ast.AST) -> bool:
+    """``statement`` is an ``if`` without ``else`` whose test is ``test`` and whose body only
+    writes lines."""
+    return (
+        isinstance(statement, ast.If)
+        and statement.test is test
+        and not statement.orelse
+        and all(_is_log_line(line) for line in statement.body)
+    )
 
 
 def _is_log_line(statement: ast.AST | None) -> bool:
@@ -362,6 +409,12 @@ def _report_torch_cuda(node: ast.AST, name: str, ctx: Context) -> None:
         and guard.cuda_only
         and any(CUDA_DEVICE_TEXT.fullmatch(value) for value in guard.restated)
     )
+    # ``if torch.cuda.get_device_capability()[0] < 8: warnings.warn(...)``: the answer only
+    # decides on a line, which is no site where the question raises nowhere; where it raises
+    # without CUDA that stays an error for the other targets, and ROCm, which answers, is fine
+    log_only = entry.rule == "PRT602" and _decides_only_a_log(node, ctx)
+    if log_only and entry.outcome in NO_RAISE:
+        return
     if entry.rule == "PRT602":
         message = f"`torch.cuda.{member}` answers in NVIDIA compute-capability terms"
     elif entry.private:
@@ -394,6 +447,8 @@ def _report_torch_cuda(node: ast.AST, name: str, ctx: Context) -> None:
         # different line (a call that raises stays)
         severity = Severity.INFO
     targets = entry.targets
+    if log_only:
+        targets = {t: advice for t, advice in targets.items() if t != "rocm"}
     if severity is Severity.WARNING and _sizes_host_work(parent, ctx):
         # ``nd = torch.cuda.device_count()`` then ``os.cpu_count() // max(nd, 1)`` workers
         severity = Severity.INFO
@@ -892,6 +947,8 @@ def check_capability_attribute(node: ast.Attribute, ctx: Context) -> None:
     if node.attr not in ("major", "minor") or not isinstance(node.value, ast.Call):
         return
     if ctx.qualified_name(node.value.func) == "torch.cuda.get_device_properties":
+        if _decides_only_a_log(node, ctx):
+            return  # ``if props.major < 8: logger.warning(...)``
         message = f"Compute capability `.{node.attr}` is NVIDIA numbering"
         before = availability_before(node, ctx.parents, ctx.qualified_name, ctx.cuda_flags)
         if _only_cuda_reaches(ctx.guards.get(id(node)), ctx) or (
@@ -909,6 +966,8 @@ def check_capability_attribute(node: ast.Attribute, ctx: Context) -> None:
 def check_sm_comparison(node: ast.Compare, ctx: Context) -> None:
     for operand in (node.left, *node.comparators):
         if isinstance(operand, ast.Constant) and SM_STRING.match(str(operand.value)):
+            if _decides_only_a_log(node, ctx):
+                continue  # ``is_sm_90 = cc == "sm_90"`` read only to decide on a warning
             ctx.report(operand, "PRT602", f"`{operand.value}` is an NVIDIA architecture name")
 
 
