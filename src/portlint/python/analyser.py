@@ -589,9 +589,20 @@ class Analyser(ast.NodeVisitor):
             for item in node.items
         ):
             self.ctx.backend_lines.append((node.lineno, node.end_lineno or node.lineno))
-        self.generic_visit(node)
+        self.visit_many(list(node.items))
+        self.visit_many(node.body)
 
     visit_AsyncWith = visit_With
+
+    def visit_While(self, node: ast.While) -> None:
+        self.visit(node.test)
+        self.visit_many(node.body)
+        self.visit_many(node.orelse)
+
+    def visit_ExceptHandler(self, node: ast.ExceptHandler) -> None:
+        if node.type is not None:
+            self.visit(node.type)
+        self.visit_many(node.body)
 
     def _mocks_cuda(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
         """A test that mocks the CUDA API, by a decorator (``@patch("torch.cuda.device_count",
@@ -2106,7 +2117,11 @@ class Analyser(ast.NodeVisitor):
         """``for i in range(torch.cuda.device_count()):``: the body runs once per CUDA device,
         so never without CUDA; the count is the site, not what the body asks of each device."""
         if not self._over_cuda_devices(node.iter):
-            self.generic_visit(node)
+            # a block, so that ``if dev.type != "cuda": continue`` leaves the rest of the body
+            # to CUDA (``visit_many``)
+            self.visit_many([node.target, node.iter])
+            self.visit_many(node.body)
+            self.visit_many(node.orelse)
             return
         self.visit_many([node.target, node.iter])
         outer = self.guard
