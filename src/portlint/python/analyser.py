@@ -2465,10 +2465,13 @@ class Analyser(ast.NodeVisitor):
 
     def _leaves_unless_cuda(self, statement: ast.AST) -> bool:
         """``if not torch.cuda.is_available(): return``, ``if dev.type != "cuda": return``:
-        only CUDA goes on (not ``if dev not in ("cuda", "xpu"): return``, which xpu passes)."""
+        only CUDA goes on (not ``if dev not in ("cuda", "xpu"): return``, which xpu passes).
+        Read as the walk reads it (``_as_early_exit``: ``if off or not torch.cuda.is_available():
+        return`` too)."""
+        resolve = self.ctx.qualified_name
+        statement = _as_early_exit(statement, resolve, self.ctx.cuda_flags)
         if not _is_early_return(statement):
             return False
-        resolve = self.ctx.qualified_name
         if cuda_polarity(statement.test, resolve, self.ctx.cuda_flags) != -1:
             return False
         kept = _negated(statement.test)
