@@ -1567,10 +1567,18 @@ class Analyser(ast.NodeVisitor):
             and _falls_back_to_cpu(branches[last])
             and self._runs_a_collective()
         )
+        # ``dev = torch.device("cuda", x.get_device()) if x.is_cuda else torch.device("cpu")``:
+        # on another accelerator ``x`` stays on its device, and what the CPU arm gives meets it
+        tensor_fallback = (
+            last == 1
+            and branches[1].test is None
+            and _tests_own_device(branches[0].test)
+            and _makes_cpu_data(branches[1])
+        )
         refused_else = (
             last > 0
             and branches[last].test is None
-            and (_refuses(branches[last]) or collective_fallback)
+            and (_refuses(branches[last]) or collective_fallback or tensor_fallback)
         ) or (statement and self._falls_through_to_raise(branches))
         # ``if args.fp8: if device_type != "cuda": print("ignoring --fp8") else: ...``: a CUDA
         # test inside a branch taken for an NVIDIA-only feature gates that feature by design
@@ -1653,6 +1661,8 @@ class Analyser(ast.NodeVisitor):
             covered |= self._absent_before(bound)
             if collective_fallback and polarity[position] == 1:
                 covered |= self.multi_device.single
+            if tensor_fallback:
+                covered |= {"cpu"}  # a CPU-only machine's tensors are on the CPU: nothing meets
             if (
                 polarity[position] == 1
                 and position < last
@@ -2934,6 +2944,41 @@ def _falls_back_to_cpu(branch: Branch) -> bool:
     if isinstance(value, ast.Call) and len(value.args) == 1 and not value.keywords:
         value = value.args[0]  # ``torch.device("cpu")``
     return isinstance(value, ast.Constant) and value.value == "cpu"
+
+
+def _tests_own_device(test: ast.expr | None) -> bool:
+    """``x.is_cuda``, ``next(m.parameters()).is_cuda`` or ``x.device.type == "cuda"``: one
+    question about where a tensor (or a module's parameters) already is, not about the machine."""
+    if isinstance(test, ast.Attribute) and test.attr == "is_cuda":
+        return _last_part(test.value) not in ("cuda", "torch")
+    return (
+        isinstance(test, ast.Compare)
+        and len(test.ops) == 1
+        and isinstance(test.ops[0], ast.Eq)
+        and isinstance(test.left, ast.Attribute)
+        and test.left.attr == "type"
+        and isinstance(test.left.value, ast.Attribute)
+        and test.left.value.attr == "device"
+        and isinstance(test.comparators[0], ast.Constant)
+        and test.comparators[0].value == "cuda"
+    )
+
+
+def _makes_cpu_data(branch: Branch) -> bool:
+    """The arm is the CPU device (``_falls_back_to_cpu``) or one value moved there
+    (``else mask.detach().cpu()``)."""
+    if _falls_back_to_cpu(branch):
+        return True
+    if len(branch.body) != 1:
+        return False
+    part = branch.body[0]
+    value = part.value if isinstance(part, ast.Expr | ast.Assign | ast.Return) else part
+    return (
+        isinstance(value, ast.Call)
+        and isinstance(value.func, ast.Attribute)
+        and value.func.attr == "cpu"
+        and not value.args
+    )
 
 
 def _only_printed_names(names: set[str], scope: ast.AST, ctx: Context) -> bool:
