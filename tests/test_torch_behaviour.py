@@ -43,3 +43,13 @@ def test_generated_facts_are_up_to_date():
 def test_severity_follows_the_measured_outcome(name, severity):
     entry = torch_cuda_api(load_catalog()).entry(name)
     assert (entry.severity or Severity.ERROR) is severity
+
+
+@pytest.mark.parametrize("text", ["cuda", "cpu", "cuda:0"])
+def test_a_device_never_equals_a_string(text):
+    """``if device == "cuda":`` with ``device = torch.device(...)`` is no porting site
+    (``device_checks.compares_device_object``): no machine takes its arm."""
+    device = torch.device(text)
+    assert (device == text) is False
+    assert (device != text) is True
+    assert text not in (device,) and device not in (text, "xpu")

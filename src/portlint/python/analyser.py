@@ -1612,6 +1612,14 @@ class Analyser(ast.NodeVisitor):
                 # ``if torch.cuda.is_available(): if is_rocm_available(): ... else: import
                 # pynvml``: only NVIDIA reaches the else; the CUDA test above is the site
                 only = frozenset()
+            if (
+                isinstance(branch.test, ast.Compare)
+                and isinstance(branch.test.ops[0], ast.Eq | ast.In)
+                and device_checks.compares_device_object(branch.test, self.ctx)
+            ):
+                # ``if device == "cuda":`` with ``device = torch.device(...)``: a device never
+                # equals a string, so no machine runs the arm, NVIDIA's included
+                only = frozenset()
             if branch.test is not None and nccl_backend_test(
                 branch.test, self.nccl_flags, self.nvidia_backends
             ):

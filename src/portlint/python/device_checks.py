@@ -911,8 +911,97 @@ def _stored_in_module(node: ast.Attribute, ctx: Context) -> bool:
     return stored.search(ctx.text) is not None
 
 
+def compares_device_object(test: ast.AST, ctx: Context) -> bool:
+    """``device == "cuda"`` (or ``!=``, ``in``, ``not in``) where ``device`` holds a
+    ``torch.device`` wherever its scope binds it (``_bindings``): a device never equals a
+    string, so the test has the same answer on every machine, NVIDIA's included
+    (``torch.device("cuda") == "cuda"`` is False: tests/test_torch_behaviour.py). Nothing to
+    port there."""
+    if not (
+        isinstance(test, ast.Compare)
+        and len(test.ops) == 1
+        and isinstance(test.ops[0], ast.Eq | ast.NotEq | ast.In | ast.NotIn)
+    ):
+        return False
+    left, right = test.left, test.comparators[0]
+    texts = right.elts if isinstance(right, ast.Tuple | ast.List | ast.Set) else [right]
+    if not all(isinstance(t, ast.Constant) and isinstance(t.value, str) for t in texts):
+        return False
+    if not isinstance(left, ast.Name):
+        return False
+    scope = ctx.function_scope()
+    if scope is not None:
+        bound = ctx.scope_fact("bindings", scope, lambda f: _bindings(f, ctx))
+        if left.id in bound:
+            return bound[left.id]
+    module = ctx.walk_stack[0] if ctx.walk_stack else None
+    if not isinstance(module, ast.Module):
+        return False
+    return ctx.scope_fact("bindings", module, lambda m: _bindings(m, ctx)).get(left.id, False)
+
+
+def _bindings(scope: ast.AST, ctx: Context) -> dict[str, bool]:
+    """The names a function (or the module) binds itself, not in the scopes nested in it, each
+    with whether every binding is ``name = torch.device(...)`` (or a choice between two such
+    calls). A parameter, a ``global`` or ``nonlocal`` statement for it anywhere in the file, or
+    any other binding says no."""
+    found: dict[str, list[bool]] = {}
+    if isinstance(scope, ast.FunctionDef | ast.AsyncFunctionDef):
+        for argument in walk(scope.args):
+            if isinstance(argument, ast.arg):
+                found.setdefault(argument.arg, []).append(False)
+        pending = list(scope.body)
+    else:
+        pending = list(ast.iter_child_nodes(scope))
+    while pending:
+        node = pending.pop()
+        if isinstance(node, ast.Global | ast.Nonlocal):
+            for name in node.names:
+                found.setdefault(name, []).append(False)
+        if isinstance(node, ast.ExceptHandler) and node.name:
+            found.setdefault(node.name, []).append(False)
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            found.setdefault(node.name, []).append(False)
+            pending += [*node.decorator_list]
+            continue  # a scope of its own
+        if isinstance(node, ast.Lambda | ast.ListComp | ast.SetComp | ast.DictComp):
+            continue
+        if isinstance(node, ast.GeneratorExp):
+            continue
+        if (
+            isinstance(node, ast.Assign)
+            and len(node.targets) == 1
+            and isinstance(node.targets[0], ast.Name)
+            and _makes_device(node.value, ctx)
+        ):
+            found.setdefault(node.targets[0].id, []).append(True)
+            pending.append(node.value)
+            continue
+        if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
+            found.setdefault(node.id, []).append(False)
+        elif isinstance(node, ast.alias):
+            found.setdefault((node.asname or node.name).split(".")[0], []).append(False)
+        pending += list(ast.iter_child_nodes(node))
+    answer = {}
+    for name, marks in found.items():
+        # a definition the parse left out (``python.slices``) is a scope of its own, but may
+        # still declare the name global and bind it
+        declared = re.search(rf"\b(?:global|nonlocal)\b[^\n]*\b{re.escape(name)}\b", ctx.text)
+        answer[name] = all(marks) and declared is None
+    return answer
+
+
+def _makes_device(value: ast.expr, ctx: Context) -> bool:
+    """``torch.device(...)``, or ``torch.device(a) if test else torch.device(b)``."""
+    if isinstance(value, ast.IfExp):
+        return _makes_device(value.body, ctx) and _makes_device(value.orelse, ctx)
+    return isinstance(value, ast.Call) and ctx.qualified_name(value.func) == "torch.device"
+
+
 def check_device_type_comparison(node: ast.Compare, ctx: Context) -> None:
     operands = [node.left, *node.comparators]
+    if compares_device_object(node, ctx):
+        return
     if not any(is_device_expression(operand) for operand in operands) and not _in_device_name(node):
         return
     if any(_restates_selection(operand, ctx) for operand in operands):
