@@ -158,6 +158,13 @@ class Context:
     #: else in its module-level function or class changes its switch.
     switch_restores: dict[int, tuple[int, str]] = field(default_factory=dict)
     switch_changes: set[tuple[int, str]] = field(default_factory=set)
+    #: id(node) -> (id of its module-level statement, local name, variable) for a read of an
+    #: environment variable whose value is kept in a local name (``old =
+    #: os.environ.get("CUDA_LAUNCH_BLOCKING")``); and the same triples for the names written
+    #: back to their variable (``os.environ["CUDA_LAUNCH_BLOCKING"] = old``). A read kept only
+    #: to be restored is no site: the change between is.
+    variable_saves: dict[int, tuple[int, str, str]] = field(default_factory=dict)
+    variable_restores: set[tuple[int, str, str]] = field(default_factory=set)
     #: Names of the functions defined at module level (per-vendor helpers name their siblings).
     module_functions: frozenset[str] = frozenset()
     #: Names bound by the module's relative imports (``from .workers import Worker``).
@@ -544,6 +551,8 @@ class Context:
     def _finish(self, report: Report) -> Finding | None:
         if self.switch_restores.get(id(report.node)) in self.switch_changes:
             return None  # the change of the switch is the site, not its restore
+        if self.variable_saves.get(id(report.node)) in self.variable_restores:
+            return None  # the value is read only to be put back after a change
         if report.rule.code in DEVICE_STRINGS and self._behind_switch(report.node):
             return None
         guard = self.guards.get(id(report.node), NO_GUARD)

@@ -147,6 +147,8 @@ def _report_variable(node: ast.AST, ctx: Context, within: ast.AST, any_case: boo
         return
     name = node.value.upper() if any_case and node.value.startswith("nccl_") else node.value
     row = variable_row(name, ctx.catalog)
+    if row is not None:
+        _record_save_or_restore(node, name, within, ctx)
     # a value read only to be printed or logged configures nothing
     if row is not None and not ctx.in_log_call(within):
         advice, severity = row
@@ -158,6 +160,66 @@ def _report_variable(node: ast.AST, ctx: Context, within: ast.AST, any_case: boo
         }
         behind = ctx.behind_cuda_test(within, ctx.guards.get(id(within)))
         ctx.report(node, "PRT401", message, targets=advice, severity=severity, behind=behind)
+
+
+def _record_save_or_restore(node: ast.AST, name: str, within: ast.AST, ctx: Context) -> None:
+    """``old = os.environ.get("CUDA_LAUNCH_BLOCKING", "")``, a change, then
+    ``os.environ["CUDA_LAUNCH_BLOCKING"] = old``: the read that keeps the value and the write that
+    puts it back are no sites where the same module-level function or class changes the
+    variable (that change is the site), as for a saved cuDNN switch (``api_checks``)."""
+    statement = ctx.parents.get(id(within))
+    top: ast.AST = within
+    while not isinstance(ctx.parents.get(id(top)), ast.Module | None):
+        top = ctx.parents[id(top)]
+    if not isinstance(statement, ast.Assign) or len(statement.targets) != 1:
+        return
+    target = statement.targets[0]
+    if statement.value is within and isinstance(target, ast.Name):
+        ctx.variable_saves[id(node)] = (id(top), target.id, name)
+    elif target is within and isinstance(within, ast.Subscript):
+        switch = (id(top), f"environ:{name}")
+        kept = statement.value
+        saved = (
+            isinstance(kept, ast.Name)
+            and (id(top), kept.id, name) in set(ctx.variable_saves.values())
+            and _holds_the_read(kept.id, top)
+        )
+        if saved and isinstance(kept, ast.Name):
+            ctx.variable_restores.add((id(top), kept.id, name))
+            ctx.switch_restores[id(node)] = switch
+        else:
+            ctx.switch_changes.add(switch)
+
+
+def _holds_the_read(name: str, top: ast.AST) -> bool:
+    """Every store of ``name`` in ``top`` is a plain assignment of a constant (``old = ""``
+    before the read) or of a read: the name still holds the value read when it is written back,
+    not one made from it (``conf += ",backend:cudaMallocAsync"``, ``conf = ",".join(parts)``)."""
+    for node in ast.walk(top):
+        for child in ast.iter_child_nodes(node):
+            if not (isinstance(child, ast.Name) and child.id == name):
+                continue
+            if not isinstance(child.ctx, ast.Store):
+                continue
+            if not (isinstance(node, ast.Assign) and node.targets == [child]):
+                return False  # ``old += ...``, ``for old in ...``, ``old, new = ...``
+            value = node.value
+            if not isinstance(value, ast.Constant) and not _reads_a_variable(value):
+                return False
+    return True
+
+
+def _reads_a_variable(value: ast.expr) -> bool:
+    """``os.environ.get("X", default)``, ``os.getenv("X")``, ``os.environ["X"]``."""
+    if isinstance(value, ast.Subscript):
+        return isinstance(value.slice, ast.Constant)
+    return (
+        isinstance(value, ast.Call)
+        and isinstance(value.func, ast.Attribute)
+        and value.func.attr in ("get", "getenv")
+        and bool(value.args)
+        and isinstance(value.args[0], ast.Constant)
+    )
 
 
 def _names_beside(node: ast.AST, ctx: Context) -> frozenset[str]:
