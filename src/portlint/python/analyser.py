@@ -86,6 +86,7 @@ from portlint.python.torch_api import torch_cuda_api
 from portlint.python.tree import (
     TERMINATORS,
     child_nodes,
+    parameter_names,
     parent_map,
     statement_blocks,
     statements_walk,
@@ -1852,9 +1853,7 @@ class Analyser(ast.NodeVisitor):
         if not sentinels:
             return None
         scope = self._function_scope()
-        parameters = set()
-        if isinstance(scope, ast.FunctionDef | ast.AsyncFunctionDef):
-            parameters = {a.arg for a in walk(scope.args) if isinstance(a, ast.arg)}
+        parameters = parameter_names(scope) if scope is not None else set()
         operands = (
             test.values if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And) else [test]
         )
@@ -2943,12 +2942,18 @@ def _function_names(holder: ast.AST) -> frozenset[str]:
     return frozenset(s.name for s in body if isinstance(s, ast.FunctionDef | ast.AsyncFunctionDef))
 
 
+def _single_value(branch: Branch) -> ast.AST | None:
+    """What an arm of one statement gives: the value it assigns, returns or computes (the arm
+    of a conditional expression is that value), or None."""
+    if len(branch.body) != 1:
+        return None
+    part = branch.body[0]
+    return part.value if isinstance(part, ast.Expr | ast.Assign | ast.Return) else part
+
+
 def _falls_back_to_cpu(branch: Branch) -> bool:
     """The arm is the CPU device: ``else torch.device("cpu")``, ``else "cpu"``."""
-    if len(branch.body) != 1:
-        return False
-    part = branch.body[0]
-    value = part.value if isinstance(part, ast.Expr | ast.Assign | ast.Return) else part
+    value = _single_value(branch)
     if isinstance(value, ast.Call) and len(value.args) == 1 and not value.keywords:
         value = value.args[0]  # ``torch.device("cpu")``
     return isinstance(value, ast.Constant) and value.value == "cpu"
@@ -2977,10 +2982,7 @@ def _makes_cpu_data(branch: Branch) -> bool:
     (``else mask.detach().cpu()``)."""
     if _falls_back_to_cpu(branch):
         return True
-    if len(branch.body) != 1:
-        return False
-    part = branch.body[0]
-    value = part.value if isinstance(part, ast.Expr | ast.Assign | ast.Return) else part
+    value = _single_value(branch)
     return (
         isinstance(value, ast.Call)
         and isinstance(value.func, ast.Attribute)

@@ -250,7 +250,7 @@ def _report_switch(node: ast.AST, name: str, ctx: Context, code: str, message: s
         and parent.value is not node
         and ctx.saved_switches.get(_last_name(parent.value) or "") == name
     )
-    switch = (id(_top_level(node, ctx)), name)
+    switch = (id(ctx.top_level(node)), name)
     if restores:
         ctx.switch_restores[id(node)] = switch
     else:
@@ -351,13 +351,6 @@ def _is_log_line(statement: ast.AST | None) -> bool:
 def _call_name(call: ast.Call) -> str | None:
     func = call.func
     return func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", None)
-
-
-def _top_level(node: ast.AST, ctx: Context) -> ast.AST:
-    """The module-level statement (function, class) that holds ``node``."""
-    while not isinstance(ctx.parents.get(id(node)), ast.Module | None):
-        node = ctx.parents[id(node)]
-    return node
 
 
 def _last_name(node: ast.AST) -> str | None:

@@ -24,7 +24,7 @@ from portlint.python.guards import (
 )
 from portlint.python.layers import Layer
 from portlint.python.names import NEW_SCOPES, NameResolver
-from portlint.python.tree import walk
+from portlint.python.tree import parameter_names, walk
 from portlint.textindex import LineIndex
 
 #: The rules of a hard-coded device string and of a ``torch.cuda`` use.
@@ -307,6 +307,12 @@ class Context:
             None,
         )
 
+    def top_level(self, node: ast.AST) -> ast.AST:
+        """The module-level statement (function, class) that holds ``node``."""
+        while not isinstance(self.parents.get(id(node)), ast.Module | None):
+            node = self.parents[id(node)]
+        return node
+
     def stored_unread(self, node: ast.AST) -> bool:
         """``ngpus = torch.cuda.device_count()`` in a function that never reads ``ngpus``: the
         node is (in) the value of an assignment to a local name that nothing reads, so nothing
@@ -538,9 +544,7 @@ class Context:
                 elif isinstance(test.op, ast.And):
                     tested += test.values
             child, current = current, self.parents.get(id(current))
-        parameters: set[str] = set()
-        if isinstance(current, ast.FunctionDef | ast.AsyncFunctionDef):
-            parameters = {a.arg for a in walk(current.args) if isinstance(a, ast.arg)}
+        parameters = parameter_names(current) if current is not None else set()
         for value in tested:
             if isinstance(value, ast.Name) and value.id not in parameters:
                 continue

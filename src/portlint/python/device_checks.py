@@ -25,7 +25,7 @@ from portlint.python.guards import (
     flag_name,
 )
 from portlint.python.torch_api import DISABLES_AUTOCAST, disables_autocast, torch_cuda_api
-from portlint.python.tree import walk
+from portlint.python.tree import parameter_names, walk
 
 CUDA_DEVICE = re.compile(r"^cuda(:\d+)?$")
 CUDA_PREFIX = re.compile(r"^cuda(:|$)")
@@ -946,10 +946,9 @@ def _bindings(scope: ast.AST, ctx: Context) -> dict[str, bool]:
     calls). A parameter, a ``global`` or ``nonlocal`` statement for it anywhere in the file, or
     any other binding says no."""
     found: dict[str, list[bool]] = {}
+    for parameter in parameter_names(scope):
+        found.setdefault(parameter, []).append(False)
     if isinstance(scope, ast.FunctionDef | ast.AsyncFunctionDef):
-        for argument in walk(scope.args):
-            if isinstance(argument, ast.arg):
-                found.setdefault(argument.arg, []).append(False)
         pending = list(scope.body)
     else:
         pending = list(ast.iter_child_nodes(scope))
@@ -964,10 +963,10 @@ def _bindings(scope: ast.AST, ctx: Context) -> dict[str, bool]:
             found.setdefault(node.name, []).append(False)
             pending += [*node.decorator_list]
             continue  # a scope of its own
-        if isinstance(node, ast.Lambda | ast.ListComp | ast.SetComp | ast.DictComp):
-            continue
-        if isinstance(node, ast.GeneratorExp):
-            continue
+        if isinstance(
+            node, ast.Lambda | ast.ListComp | ast.SetComp | ast.DictComp | ast.GeneratorExp
+        ):
+            continue  # a scope of its own
         if (
             isinstance(node, ast.Assign)
             and len(node.targets) == 1

@@ -168,9 +168,7 @@ def _record_save_or_restore(node: ast.AST, name: str, within: ast.AST, ctx: Cont
     puts it back are no sites where the same module-level function or class changes the
     variable (that change is the site), as for a saved cuDNN switch (``api_checks``)."""
     statement = ctx.parents.get(id(within))
-    top: ast.AST = within
-    while not isinstance(ctx.parents.get(id(top)), ast.Module | None):
-        top = ctx.parents[id(top)]
+    top = ctx.top_level(within)
     if not isinstance(statement, ast.Assign) or len(statement.targets) != 1:
         return
     target = statement.targets[0]

@@ -69,6 +69,13 @@ def walk(node: ast.AST) -> Iterator[ast.AST]:
 STATEMENT_HOLDERS = (ast.stmt, ast.excepthandler, ast.match_case)
 
 
+def parameter_names(function: ast.AST) -> set[str]:
+    """The names of a function's parameters (none for anything else): names its callers give."""
+    if not isinstance(function, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda):
+        return set()
+    return {argument.arg for argument in walk(function.args) if isinstance(argument, ast.arg)}
+
+
 def statement_blocks(node: ast.AST) -> list[list[ast.stmt]]:
     """The statement lists ``node`` holds directly: a body, an ``else``, a ``finally``, the
     bodies of a ``try``'s handlers and of a ``match``'s arms (empty ones included)."""
