@@ -1188,6 +1188,8 @@ class Analyser(ast.NodeVisitor):
             return False
         names = set()
         for statement in branch.body:
+            if _is_log_statement(statement):
+                continue  # ``pct = ...`` then ``logger.info(f"... {pct:.1f}%")`` in the arm
             if isinstance(statement, ast.Assign):
                 targets = statement.targets
             elif isinstance(statement, ast.AugAssign):
@@ -1197,10 +1199,11 @@ class Analyser(ast.NodeVisitor):
             for target in targets:
                 if isinstance(target, ast.Subscript) and isinstance(target.value, ast.Name):
                     target = target.value
-                if not isinstance(target, ast.Name):
+                parts = target.elts if isinstance(target, ast.Tuple) else [target]
+                if not all(isinstance(part, ast.Name) for part in parts):
                     return False
-                names.add(target.id)
-        return _only_printed_names(names, scope, self.ctx)
+                names.update(part.id for part in parts if isinstance(part, ast.Name))
+        return bool(names) and _only_printed_names(names, scope, self.ctx)
 
     def _record_attribute(self, attribute: str, value: ast.expr) -> None:
         if self.relevance.has_candidate(value.lineno, value.end_lineno or value.lineno):
@@ -3775,16 +3778,21 @@ def _only_warns(statements: list[ast.AST]) -> bool:
 
 def _only_calls(branch: Branch, pattern: re.Pattern[str]) -> bool:
     """The branch body only makes calls whose function name matches ``pattern``."""
-    if not branch.body:
+    return bool(branch.body) and all(_is_call_of(s, pattern) for s in branch.body)
+
+
+def _is_call_of(statement: ast.AST, pattern: re.Pattern[str]) -> bool:
+    """The statement is a call whose function name matches ``pattern``."""
+    if not (isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Call)):
         return False
-    for statement in branch.body:
-        if not (isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Call)):
-            return False
-        func = statement.value.func
-        name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
-        if not pattern.search(name):
-            return False
-    return True
+    func = statement.value.func
+    name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+    return bool(pattern.search(name))
+
+
+def _is_log_statement(statement: ast.AST) -> bool:
+    """The statement is a print or log call."""
+    return _is_call_of(statement, LOG_CALL)
 
 
 def _refines(branch: Branch, after: list[ast.AST]) -> bool:
