@@ -590,8 +590,36 @@ class Analyser(ast.NodeVisitor):
             for item in node.items
         ):
             self.ctx.backend_lines.append((node.lineno, node.end_lineno or node.lineno))
-        self.visit_many(list(node.items))
+        for item in node.items:
+            built = item.context_expr
+            if isinstance(built, ast.BoolOp) and isinstance(built.op, ast.And):
+                # ``with torch.cuda.amp.autocast() and torch.no_grad():`` enters only the last
+                # operand (``and`` gives it): an autocast before it is built and dropped, on
+                # NVIDIA too. Built without CUDA it only warns: no site on any machine.
+                outer = self.guard
+                for value in built.values[:-1]:
+                    if self._built_harmlessly(value):
+                        self.guard = outer.inside(False, frozenset(), frozenset())
+                    self.visit(value)
+                    self.guard = outer
+                self.visit(built.values[-1])
+                if item.optional_vars is not None:
+                    self.visit(item.optional_vars)
+            else:
+                self.visit(item)
         self.visit_many(node.body)
+
+    def _built_harmlessly(self, value: ast.expr) -> bool:
+        """``value`` builds a context manager whose CUDA form, built without CUDA, raises
+        nothing (an autocast warns and disables itself; by the measured outcomes)."""
+        if not isinstance(value, ast.Call):
+            return False
+        name = self.ctx.qualified_name(value.func) or ""
+        member = device_checks.BEHAVES_LIKE.get(name)
+        if member is None and name.startswith("torch.cuda."):
+            member = name[len("torch.cuda.") :]
+        outcome = torch_cuda_api(self.ctx.catalog).entry(member).outcome if member else None
+        return outcome in ("warns", "noop")
 
     visit_AsyncWith = visit_With
 
