@@ -253,8 +253,44 @@ def _type_literal(node: ast.expr, ctx: Context) -> ast.Constant | None:
     return literal if ctx.qualified_name(node.value.func) == "torch.device" else None
 
 
-def check_device_strings(node: ast.Call, ctx: Context) -> None:
+def called_name(node: ast.Call, ctx: Context) -> str | None:
+    """The qualified name of what a call calls; through a local name that only ever holds one
+    function with a device first (``precision_scope = autocast`` after ``from torch import
+    autocast``, also ``autocast if amp else nullcontext``), that function's: the call
+    ``precision_scope("cuda")`` is ``torch.autocast("cuda")`` where it is not a no-op."""
     name = ctx.qualified_name(node.func)
+    if name is not None or not isinstance(node.func, ast.Name):
+        return name
+    values = ctx.resolver.values_of(node.func.id) or _local_values(node, node.func.id, ctx)
+    found = set()
+    for value in values:
+        arms = [value.body, value.orelse] if isinstance(value, ast.IfExp) else [value]
+        names = {ctx.qualified_name(arm) for arm in arms} & DEVICE_FIRST_ARGUMENT
+        if len(names) != 1:
+            return None
+        found |= names
+    return found.pop() if len(found) == 1 else None
+
+
+def _local_values(node: ast.AST, name: str, ctx: Context) -> list[ast.expr]:
+    """What the function around ``node`` assigns to ``name`` (the walk skips a statement with no
+    candidate word, ``precision_scope = autocast``, so its value is not recorded); none where
+    the name is a parameter."""
+    scope = ctx.parents.get(id(node))
+    while scope is not None and not isinstance(scope, ast.FunctionDef | ast.AsyncFunctionDef):
+        scope = ctx.parents.get(id(scope))
+    if scope is None or name in parameter_names(scope):
+        return []
+    return [
+        statement.value
+        for statement in walk(scope)
+        if isinstance(statement, ast.Assign)
+        and any(isinstance(t, ast.Name) and t.id == name for t in statement.targets)
+    ]
+
+
+def check_device_strings(node: ast.Call, ctx: Context) -> None:
+    name = called_name(node, ctx)
     parent = ctx.parents.get(id(node))
     if (
         isinstance(parent, ast.Attribute)
