@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import ast
+import functools
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 
+from portlint.catalog import Catalog, parse_advice
 from portlint.config import version_tuple
 from portlint.model import PORTABLE, Advice, Edit, Fix, Severity, Span, Status
 from portlint.python.backends import vendor_words
@@ -40,6 +42,26 @@ CUDNN_SWITCHES = frozenset(
 SM_STRING = re.compile(r"^sm_\d+[a-z]?$")
 
 
+def _sets_default(node: ast.AST, ctx: Context) -> bool:
+    """The switch is assigned the constant PyTorch starts it with (``[reduced_precision_switch]
+    default``): the assignment changes nothing on any machine."""
+    parent = ctx.parents.get(id(node))
+    default = ctx.catalog.table("capability")["reduced_precision_switch"]["default"]
+    return (
+        isinstance(parent, ast.Assign)
+        and node in parent.targets
+        and isinstance(parent.value, ast.Constant)
+        and parent.value.value is default
+    )
+
+
+@functools.cache
+def reduced_precision_switches(catalog: Catalog) -> tuple[frozenset[str], dict[str, Advice]]:
+    """The reduced-precision reduction switches of rules/capability.toml, and their advice."""
+    table = catalog.table("capability")["reduced_precision_switch"]
+    return frozenset(table["names"]), {t: parse_advice(a) for t, a in table["targets"].items()}
+
+
 def check_torch_name(node: ast.Attribute | ast.Name, name: str, ctx: Context) -> None:
     """One resolved ``torch.*`` name: route it to the rule that covers it."""
     if name.startswith("torch.cuda.") or name == "torch.cuda":
@@ -55,6 +77,12 @@ def check_torch_name(node: ast.Attribute | ast.Name, name: str, ctx: Context) ->
         _report_cuda_version(node, ctx)
     elif name in TF32_SWITCHES:
         _report_switch(node, name, ctx, "PRT603", f"`{name}` only affects NVIDIA GPUs")
+    elif name in reduced_precision_switches(ctx.catalog)[0]:
+        if _sets_default(node, ctx):
+            return  # ``allow_fp16_reduced_precision_reduction = True``: no machine changes
+        message = f"`{name}` only affects cuBLAS and hipBLAS matmuls"
+        targets = reduced_precision_switches(ctx.catalog)[1]
+        _report_switch(node, name, ctx, "PRT603", message, targets)
     elif name in CUDNN_SWITCHES:
         message = f"`{name}` has no effect outside NVIDIA and ROCm"
         _report_switch(node, name, ctx, "PRT604", message)
@@ -226,7 +254,14 @@ def _requires_rocm(test: ast.expr, ctx: Context) -> bool:
     return rocm_build_test(test, ctx.qualified_name)
 
 
-def _report_switch(node: ast.AST, name: str, ctx: Context, code: str, message: str) -> None:
+def _report_switch(
+    node: ast.AST,
+    name: str,
+    ctx: Context,
+    code: str,
+    message: str,
+    targets: Mapping[str, Advice] | None = None,
+) -> None:
     """``old = cudnn.benchmark`` ... ``cudnn.benchmark = old`` (or through an attribute or a
     keyword: ``capture(benchmark=cudnn.benchmark)`` ... ``cudnn.benchmark = self.benchmark``):
     the read that saves the flag is not reported; the write that restores it is reported only
@@ -261,13 +296,13 @@ def _report_switch(node: ast.AST, name: str, ctx: Context, code: str, message: s
         # targets only ROCm gets here (the reported test is the others' site). It keeps cuDNN's
         # switches (MIOpen): the switch is the test's to report, as a call there is. TF32's it
         # does not keep: a site of ROCm alone.
-        rocm = ctx.catalog.rules[code].targets.get("rocm", PORTABLE)
+        rocm = (targets or ctx.catalog.rules[code].targets).get("rocm", PORTABLE)
         if not rocm.portable:
             ctx.report(node, code, message, targets={"rocm": rocm})
             return
-        ctx.report(node, code, message, behind=guard.behind)
+        ctx.report(node, code, message, targets=targets, behind=guard.behind)
         return
-    ctx.report(node, code, message)
+    ctx.report(node, code, message, targets=targets)
 
 
 def _only_cuda_reaches(guard: Guard | None, ctx: Context) -> bool:
