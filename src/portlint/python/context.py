@@ -8,10 +8,10 @@ import itertools
 import os
 import re
 from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, TypeVar
 
-from portlint.catalog import Catalog, Rule
+from portlint.catalog import Catalog, Rule, parse_advice
 from portlint.model import PORTABLE, Advice, Applicability, Finding, Fix, Severity, Span, Status
 from portlint.python.guards import (
     CUDA_CHECKS,
@@ -62,6 +62,8 @@ UNBOUND_NOTE = (
 )
 #: The targets with one device at most: the Apple GPU, and a CPU-only machine.
 SINGLE_DEVICE = frozenset({"mps", "cpu"})
+#: What a CUDA test says when its arm picks ONNX Runtime's CUDA provider (``_provider_tests``).
+PROVIDER_NOTE = "its arm picks ONNX Runtime's CUDA provider: each target needs its own"
 #: Calls that print or log: ``print``, ``logger.info``, ``sys.stderr.write``.
 LOG_CALL = re.compile(r"(?:print|debug|info|warning|warn|log|write)$")
 
@@ -119,6 +121,9 @@ class Context:
     #: The nodes of device-type tests that concern no single-device target
     #: (``_single_device_tests``), found when the findings are made.
     single_device_tests: set[int] = field(default_factory=set)
+    #: The nodes of CUDA tests whose arm picks ONNX Runtime's CUDA provider
+    #: (``_provider_tests``), with the advice that replaces their targets'.
+    provider_tests: dict[int, Mapping[str, Advice]] = field(default_factory=dict)
     #: id(node) -> its parent node; recorded while walking.
     parents: dict[int, ast.AST] = field(default_factory=dict)
     #: The nodes from the module down to where the walk is (the walk's own list).
@@ -363,6 +368,7 @@ class Context:
     def findings(self) -> list[Finding]:
         finished = {}
         self.single_device_tests = self._single_device_tests()
+        self.provider_tests = self._provider_tests()
         for report in self.reports:
             finding = self._finish(report)
             if finding is not None:
@@ -439,6 +445,24 @@ class Context:
             if quiet and finding.severity is not Severity.INFO:
                 message = finding.message.split(" (" + GUARDED_NOTE[:16])[0]
                 finished[key] = (report, finding._replace(severity=Severity.INFO, message=message))
+
+    def _provider_tests(self) -> dict[int, Mapping[str, Advice]]:
+        """The nodes of the CUDA tests whose arm names ONNX Runtime's CUDA execution provider
+        (rules/device.toml ``[device.onnx_providers]``), with each target's provider."""
+        table = self.catalog.table("device").get("device", {}).get("onnx_providers", {})
+        names = frozenset(table.get("names", ()))
+        if not names or not self.cuda_branches or not any(n in self.text for n in names):
+            return {}
+        advice = {t: parse_advice(raw) for t, raw in table["targets"].items()}
+        found: dict[int, Mapping[str, Advice]] = {}
+        for test, body in self.cuda_branches:
+            if any(
+                isinstance(node, ast.Constant) and node.value in names
+                for part in body
+                for node in walk(part)
+            ):
+                found.update((id(node), advice) for node in walk(test))
+        return found
 
     def _single_device_tests(self) -> set[int]:
         """The nodes of device-type tests (PRT103, PRT104) whose CUDA arm only picks one of
@@ -613,6 +637,13 @@ class Context:
                     targets[target] = UNSUPPORTED
         if id(report.node) in self.single_device_tests:
             targets.update((t, PORTABLE) for t in SINGLE_DEVICE & targets.keys())
+        providers = self.provider_tests.get(id(report.node))
+        if providers is not None:
+            # the arm picks ONNX Runtime's CUDA provider: each listed target needs its own, and
+            # ROCm, which passes the test, has no CUDA provider
+            listed = {t for t, advice in targets.items() if not advice.portable} | {"rocm"}
+            targets.update((t, providers[t]) for t in listed & providers.keys())
+            report = replace(report, message=report.message + f" ({PROVIDER_NOTE})")
         if targets and all(advice.status is Status.PORTABLE for advice in targets.values()):
             return None
         severity = report.severity or report.rule.severity
@@ -682,7 +713,9 @@ class Context:
             severity = Severity.WARNING
         span = report.span or self.span(report.node)
         symbol = self.index.text(span.line, span.column, span.end_line, span.end_column)
-        return report.rule.finding(self.path, span, message, symbol, targets, severity, report.fix)
+        # renaming the test is no port where the arm picks a provider of ONNX Runtime's
+        fix = report.fix if providers is None else None
+        return report.rule.finding(self.path, span, message, symbol, targets, severity, fix)
 
 
 def _affected(targets: Mapping[str, Advice]) -> list[str]:
