@@ -280,6 +280,8 @@ def _report_switch(
             return
     if _read_for_a_log(node, ctx):
         return
+    if _read_after_cuda_test(node, ctx):
+        return
     restores = (
         isinstance(parent, ast.Assign)
         and parent.value is not node
@@ -311,6 +313,16 @@ def _only_cuda_reaches(guard: Guard | None, ctx: Context) -> bool:
     if guard is None or not ctx.names_cuda(guard.behind):
         return False
     return guard.cuda_only or isinstance(ctx.parents.get(id(guard.behind)), ast.Assert)
+
+
+def _read_after_cuda_test(node: ast.AST, ctx: Context) -> bool:
+    """``device.type == "cuda" and torch.backends.cuda.matmul.allow_tf32``: the switch is read
+    only where the test before it in the ``and`` found CUDA. The other targets stop at the test,
+    which is their site; NVIDIA and ROCm only read the value, which changes nothing."""
+    if not isinstance(getattr(node, "ctx", None), ast.Load):
+        return False
+    test = availability_before(node, ctx.parents, ctx.qualified_name, ctx.cuda_flags)
+    return test is not None and ctx.names_cuda(test)
 
 
 def _read_for_a_log(node: ast.AST, ctx: Context) -> bool:
