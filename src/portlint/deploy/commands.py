@@ -16,6 +16,7 @@ from portlint.deploy.facts import (
     image_match,
     tool_advice,
     variable_advice,
+    variable_severity,
 )
 from portlint.deploy.report import Reporter
 from portlint.deploy.requirements import check_pip_arguments
@@ -78,7 +79,9 @@ def check_variable(rep: Reporter, name: Word) -> None:
     """PRT921 when ``name`` is a CUDA-only environment variable being set."""
     advice = variable_advice(name.text, rep.catalog)
     if advice is not None:
-        rep.add("PRT921", name.span, f"`{name.text}` is read only by NVIDIA's stack", advice)
+        message = f"`{name.text}` is read only by NVIDIA's stack"
+        severity = variable_severity(name.text, rep.catalog)
+        rep.add("PRT921", name.span, message, advice, severity=severity)
 
 
 def check_tool(rep: Reporter, word: Word) -> None:

@@ -23,6 +23,7 @@ from portlint.deploy.facts import (
     device_advice,
     resource_advice,
     variable_advice,
+    variable_severity,
 )
 from portlint.deploy.report import Reporter
 from portlint.deploy.requirements import check_conda_spec, check_pip_arguments, split_line
@@ -208,9 +209,10 @@ class YamlWalk:
 
     def report_variable(self, name: Word) -> None:
         message = f"`{name.text}` is read only by NVIDIA's stack"
-        self.rep.add(
-            "PRT921", name.span, message, variable_advice(name.text, self.rep.catalog) or {}
-        )
+        catalog = self.rep.catalog
+        advice = variable_advice(name.text, catalog) or {}
+        severity = variable_severity(name.text, catalog)
+        self.rep.add("PRT921", name.span, message, advice, severity=severity)
 
     def check_device_requests(self, node: Any) -> None:
         """compose ``deploy.resources.reservations.devices`` and CDI ``devices:`` entries."""
