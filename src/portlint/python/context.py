@@ -403,13 +403,20 @@ class Context:
                 report.hidden = True
 
     def _choice_tested_by(self, node: ast.AST) -> ast.IfExp | None:
-        """The conditional expression whose test holds ``node``, within one statement."""
-        child, current = node, self.parents.get(id(node))
+        """The conditional expression whose test holds ``node``, within one statement (also one
+        nested in another's arm, ``a if ok else ("cuda" if torch.cuda.is_available() else
+        "cpu")``, whose parents the walk does not record: the statement's own nodes are read)."""
+        current = self.parents.get(id(node))
         while current is not None and not isinstance(current, ast.stmt):
-            if isinstance(current, ast.IfExp) and child is current.test:
-                return current
-            child, current = current, self.parents.get(id(current))
-        return None
+            current = self.parents.get(id(current))
+        if current is None:
+            return None
+        tested = [
+            choice
+            for choice in walk(current)
+            if isinstance(choice, ast.IfExp) and any(n is node for n in walk(choice.test))
+        ]
+        return tested[-1] if tested else None  # the innermost: walked after the outer
 
     def _quiet_tests(self, finished: dict[int, tuple[Report, Finding]]) -> None:
         """A CUDA test whose branch has only info-level findings (memory printouts, seeding after

@@ -23,7 +23,8 @@ from portlint.wordsearch import WordSet
 CANDIDATE_TEXT = re.compile(
     r"cuda|nccl|cudnn|nvcc|cupy|apex|xformers|bitsandbytes|tensorrt|cudf|cuml|cugraph|nvml|NVML"
     r"|NCCL|CUBLAS|NVIDIA_|flash_attn|CUDA(?:_|Extension)|nvidia(?:[._-]|\s+import)|sm_\d"
-    r"|cpp_extension|transformer_engine|flashinfer|sageattention|ProfilerActivity|GradScaler"
+    r"|cpp_extension|transformer_engine|flashinfer|sageattention|q8_kernels|ProfilerActivity"
+    r"|GradScaler"
     r"|CUDA[\"']"
 )
 #: The same words, found in one pass (``portlint.wordsearch``; its fallback expressions start
@@ -34,7 +35,7 @@ CANDIDATE_WORDS = WordSet(
         *("cuda", "nccl", "cudnn", "nvcc", "cupy", "apex", "xformers", "bitsandbytes"),
         *("tensorrt", "cudf", "cuml", "cugraph", "nvml", "NVML", "NCCL", "CUBLAS", "NVIDIA_"),
         *("flash_attn", "cpp_extension", "transformer_engine", "flashinfer", "ProfilerActivity"),
-        *("sageattention", "GradScaler"),
+        *("sageattention", "q8_kernels", "GradScaler"),
     ),
     {
         "CUDA": re.compile(r"CUDA(?:_|Extension|[\"'])"),
