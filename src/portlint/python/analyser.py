@@ -2452,15 +2452,27 @@ class Analyser(ast.NodeVisitor):
 
     def _refuses_without_cuda(self, node: ast.ClassDef) -> bool:
         """The class's ``__init__`` raises unless CUDA is there (``if not
-        torch.cuda.is_available(): raise TypeError(...)`` among its statements): an instance exists
-        only on CUDA, so its methods run only there, and the refusal is the site."""
+        torch.cuda.is_available(): raise TypeError(...)`` or ``assert device.type == "cuda"``
+        among its statements): an instance exists only on CUDA, so its methods run only there,
+        and the refusal is the site."""
         init = _init_of(node)
         return init is not None and any(
-            isinstance(s, ast.If)
-            and isinstance(s.body[-1], ast.Raise)
-            and self._leaves_unless_cuda(s)
+            (
+                isinstance(s, ast.If)
+                and isinstance(s.body[-1], ast.Raise)
+                and self._leaves_unless_cuda(s)
+            )
+            or (isinstance(s, ast.Assert) and self._asserts_cuda(s))
             for s in init.body
         )
+
+    def _asserts_cuda(self, statement: ast.Assert) -> bool:
+        """``assert device.type == "cuda"``, ``assert torch.cuda.is_available()``: only CUDA
+        gets past it (not ``assert dev in ("cuda", "xpu")``, which xpu passes)."""
+        resolve, flags = self.ctx.qualified_name, self.ctx.cuda_flags
+        if cuda_polarity(statement.test, resolve, flags) != 1:
+            return False
+        return _only_cuda_goes_on(only_targets(statement.test, resolve, self.vendors))
 
     def _only_called(self, name: str, calls: int | None, method: bool) -> bool:
         """Every mention of the name in the file is its definition or one of the ``calls``
@@ -2663,11 +2675,23 @@ def _mentions(name: str, text: str, method: bool) -> tuple[int, int]:
             not (before.isalnum() or before == "_")
             and (method or before != ".")
             and not (after < len(text) and (text[after].isalnum() or text[after] == "_"))
+            and not _in_comment(text, position)
         ):
             mentions += 1
             called += text[after : after + 64].lstrip().startswith("(")
         position = text.find(name, position + 1)
     return mentions, called
+
+
+def _in_comment(text: str, position: int) -> bool:
+    """``position`` follows a ``#`` on its line that starts a comment: one outside quotes
+    (``# same rule as Offloader.swap_weight_devices_cuda``, which calls nothing)."""
+    start = text.rfind("\n", 0, position) + 1
+    hash_at = text.find("#", start, position)
+    if hash_at < 0:
+        return False
+    before = text[start:hash_at]
+    return before.count('"') % 2 == 0 and before.count("'") % 2 == 0
 
 
 def _helper_calls(holder: ast.AST, method: bool) -> dict[str, list[ast.Call]]:
