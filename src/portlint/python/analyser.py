@@ -2006,7 +2006,10 @@ class Analyser(ast.NodeVisitor):
             if isinstance(node, ast.Constant) and isinstance(node.value, str):
                 words.append(node.value)
             elif isinstance(node, ast.Name | ast.Attribute):
-                words.append(node.id if isinstance(node, ast.Name) else node.attr)
+                word = node.id if isinstance(node, ast.Name) else node.attr
+                if len(word) <= SHORT_ALIAS and self.ctx.qualified_name(node) is None:
+                    continue  # ``isinstance(te, nn.Module)``: a variable, not the imported ``te``
+                words.append(word)
         for word in words:
             absent = package_scope(word, self.ctx.catalog)
             if absent:
@@ -3012,6 +3015,11 @@ def _falls_back_to_cpu(branch: Branch) -> bool:
     if isinstance(value, ast.Call) and len(value.args) == 1 and not value.keywords:
         value = value.args[0]  # ``torch.device("cpu")``
     return isinstance(value, ast.Constant) and value.value == "cpu"
+
+
+#: A name this short that is a package's alias (``te``, ``bnb``) names the package in a test
+#: only where it is the imported module: otherwise it is a variable that happens to share it.
+SHORT_ALIAS = 4
 
 
 def _tests_own_device(test: ast.expr | None) -> bool:
