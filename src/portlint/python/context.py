@@ -411,9 +411,17 @@ class Context:
             current = self.parents.get(id(current))
         if current is None:
             return None
+        # the statement's own expressions, not the statements of its body (an ``if``'s)
+        parts = [
+            value
+            for _, field in ast.iter_fields(current)
+            for value in (field if isinstance(field, list) else [field])
+            if isinstance(value, ast.expr)
+        ]
         tested = [
             choice
-            for choice in walk(current)
+            for part in parts
+            for choice in walk(part)
             if isinstance(choice, ast.IfExp) and any(n is node for n in walk(choice.test))
         ]
         return tested[-1] if tested else None  # the innermost: walked after the outer

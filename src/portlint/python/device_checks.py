@@ -259,8 +259,8 @@ def called_name(node: ast.Call, ctx: Context) -> str | None:
     autocast``, also ``autocast if amp else nullcontext``), that function's: the call
     ``precision_scope("cuda")`` is ``torch.autocast("cuda")`` where it is not a no-op."""
     name = ctx.qualified_name(node.func)
-    if name is not None or not isinstance(node.func, ast.Name):
-        return name
+    if name is not None or not isinstance(node.func, ast.Name) or not _cuda_first(node):
+        return name  # a name's assignments are looked for only where "cuda" comes first
     values = ctx.resolver.values_of(node.func.id) or _local_values(node, node.func.id, ctx)
     found = set()
     for value in values:
@@ -270,6 +270,16 @@ def called_name(node: ast.Call, ctx: Context) -> str | None:
             return None
         found |= names
     return found.pop() if len(found) == 1 else None
+
+
+def _cuda_first(node: ast.Call) -> bool:
+    """The call's first argument is a ``"cuda"`` string."""
+    first = node.args[0] if node.args else None
+    return (
+        isinstance(first, ast.Constant)
+        and isinstance(first.value, str)
+        and CUDA_PREFIX.match(first.value) is not None
+    )
 
 
 def _local_values(node: ast.AST, name: str, ctx: Context) -> list[ast.expr]:
