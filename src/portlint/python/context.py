@@ -411,12 +411,13 @@ class Context:
             current = self.parents.get(id(current))
         if current is None:
             return None
-        # the statement's own expressions, not the statements of its body (an ``if``'s)
+        # the statement's own parts (its expressions, a function's parameters and their
+        # defaults), not the statements of its body (an ``if``'s, a function's)
         parts = [
             value
             for _, field in ast.iter_fields(current)
             for value in (field if isinstance(field, list) else [field])
-            if isinstance(value, ast.expr)
+            if isinstance(value, ast.AST) and not isinstance(value, ast.stmt)
         ]
         tested = [
             choice
