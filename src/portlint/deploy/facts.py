@@ -71,32 +71,17 @@ def variable_advice(name: str, catalog: Catalog) -> Targets | None:
     return None
 
 
-@functools.cache
-def _severities(
-    catalog: Catalog,
-) -> tuple[dict[str, str], tuple[tuple[frozenset[str], str | None, str], ...]]:
-    rows = {**catalog.table("environment").get("env", {}), **deploy_table(catalog).get("env", {})}
-    own = {name: row["severity"] for name, row in rows.items() if "severity" in row}
-    families = tuple(
-        (frozenset(row.get("names", ())), row.get("prefix"), row["severity"])
-        for row in catalog.table("environment").get("env_family", {}).values()
-        if "severity" in row
-    )
-    return own, families
-
-
 def variable_severity(name: str, catalog: Catalog) -> Severity | None:
     """The severity a CUDA-only variable's row gives (info: a knob that changes nothing
-    elsewhere), as for the same variable in Python (PRT401); None: the rule's."""
-    own, families = _severities(catalog)
-    if name in own:
-        return Severity(own[name])
-    if name in env_advice(catalog):
-        return None
-    for names, prefix, severity in families:
-        if name in names or (prefix and name.startswith(prefix) and len(name) > len(prefix)):
-            return Severity(severity)
-    return None
+    elsewhere), as for the same variable in Python (PRT401); None: the rule's. A row of
+    deploy.toml's ``[env.*]`` comes first, as in ``env_advice``."""
+    from portlint.python.environment_checks import variable_row
+
+    row = deploy_table(catalog).get("env", {}).get(name)
+    if row is not None:
+        return Severity(row["severity"]) if "severity" in row else None
+    found = variable_row(name, catalog)
+    return found[1] if found is not None else None
 
 
 @functools.cache
