@@ -21,6 +21,7 @@ from portlint.python.guards import (
     availability_before,
     flag_name,
     names_switch,
+    same_for_one_device,
 )
 from portlint.python.layers import Layer
 from portlint.python.names import NEW_SCOPES, NameResolver
@@ -503,6 +504,21 @@ class Context:
                 )
         return found
 
+    def _same_for_one_device(self, node: ast.AST) -> bool:
+        """``@skipIf(torch.cuda.device_count() < 2, ...)``, ``multi = torch.cuda.device_count()
+        > 1``: the count is compared with a number that gives the same answer for no device and
+        for one (``same_for_one_device``). A single-device target (mps, cpu) reads 0 where its
+        own count would say 1, and the answer does not change: it loses nothing here."""
+        call = self.parents.get(id(node))
+        if not (
+            isinstance(call, ast.Call)
+            and call.func is node
+            and self.qualified_name(node) == "torch.cuda.device_count"
+        ):
+            return False
+        compare = self.parents.get(id(call))
+        return isinstance(compare, ast.Compare) and same_for_one_device(compare, call)
+
     def _asks_machine(self, test: ast.expr | None) -> bool:
         """The CUDA test in force asks about the machine (``torch.cuda.is_available()``, a device
         count, a flag that holds such a check), where the other targets fall back to the CPU;
@@ -651,7 +667,7 @@ class Context:
             for target in self.kernels_absent & targets.keys():
                 if targets[target].status is Status.RENAME:
                     targets[target] = UNSUPPORTED
-        if id(report.node) in self.single_device_tests:
+        if id(report.node) in self.single_device_tests or self._same_for_one_device(report.node):
             targets.update((t, PORTABLE) for t in SINGLE_DEVICE & targets.keys())
         providers = self.provider_tests.get(id(report.node))
         if providers is not None:

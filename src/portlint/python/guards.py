@@ -423,6 +423,34 @@ def _asks_several(node: ast.AST) -> bool:
     )
 
 
+#: The comparisons a device count meets, by operator.
+COUNT_COMPARISONS: dict[type[ast.cmpop], Callable[[int, int], bool]] = {
+    ast.Lt: lambda a, b: a < b,
+    ast.LtE: lambda a, b: a <= b,
+    ast.Gt: lambda a, b: a > b,
+    ast.GtE: lambda a, b: a >= b,
+    ast.Eq: lambda a, b: a == b,
+    ast.NotEq: lambda a, b: a != b,
+}
+
+
+def same_for_one_device(compare: ast.Compare, count: ast.Call) -> bool:
+    """``torch.cuda.device_count() < 2``, ``2 > device_count()``, ``device_count() > 1``: a
+    comparison of ``count`` with a whole number that answers the same for no device and for
+    one, so a single-device target, which has at most one, gets the answer its own count would
+    give. Not ``device_count() > 0`` or ``== 1``, where one device changes the answer."""
+    if len(compare.ops) != 1:
+        return False
+    compared = COUNT_COMPARISONS.get(type(compare.ops[0]))
+    left, right = compare.left, compare.comparators[0]
+    number = right if left is count else left
+    if compared is None or not (isinstance(number, ast.Constant) and type(number.value) is int):
+        return False
+    if left is count:
+        return compared(0, number.value) == compared(1, number.value)
+    return compared(number.value, 0) == compared(number.value, 1)
+
+
 def cuda_polarity(test: ast.expr, resolve: Resolve, cuda_flags: set[str]) -> int:
     """+1 if the test is true on a CUDA machine, -1 if it is the negation of such a test, else 0."""
     if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
