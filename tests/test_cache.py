@@ -341,6 +341,32 @@ def test_a_cuda_source_added_above_a_test_folder_misses(project, analysed):
     assert "test_kernel.py" in analysed
 
 
+def test_a_cuda_extension_added_to_setup_py_misses(project, analysed):
+    """What follows ``import fused_C`` runs only where the extension was built once the
+    project's ``setup.py`` builds it with ``CUDAExtension``: the module's cached findings are
+    not reused when that line is added."""
+    (project / "norm.py").write_text(
+        'import torch\n\nimport fused_C\n\n\ndef norm(x):\n    return x.to("cuda")\n',
+        encoding="utf-8",
+    )
+    (project / "setup.py").write_text("from setuptools import setup\n\nsetup()\n", "utf-8")
+
+    def norm_codes() -> list[str]:
+        return [f["code"] for f in check(project)[1] if f["path"] == "norm.py"]
+
+    assert norm_codes() == ["PRT101"]
+    (project / "setup.py").write_text(
+        "from setuptools import setup\nfrom torch.utils.cpp_extension import CUDAExtension\n\n"
+        'setup(ext_modules=[CUDAExtension("fused_C", ["fused.cu"])])\n',
+        encoding="utf-8",
+    )
+    analysed.clear()
+    portlint.python.extension_tests._setup_names.cache_clear()  # (one process, as above)
+    portlint.python.extension_tests._extensions_from.cache_clear()
+    assert norm_codes() == []
+    assert "norm.py" in analysed
+
+
 def test_a_package_registering_for_cuda_alone_misses(project, analysed):
     """A module of a package is the CUDA backend's once the package's ``__init__.py`` registers
     it for CUDA alone: its cached findings are not reused when that registration is added."""

@@ -166,3 +166,20 @@ def test_the_cache_follows_what_a_package_loads(tmp_path):
     _, out, _ = run_cli(".", "--output-format", "json", "--isolated", cwd=project)
     generation = [site for site in _targets_by_site(out) if site[0] == "kernelpkg/generation.py"]
     assert [site[-1] for site in generation] == [["cpu", "mlu", "mps", "npu", "xpu"]] * 2
+
+
+#: fixtures/project/cuda_extensions: ``setup.py`` builds ``fused_norm_C`` and
+#: ``fusedpkg._allocator`` with ``CUDAExtension``. The modules that import them at their top load
+#: only where they were built (CUDA and, hipified, ROCm): nothing after the import is another
+#: target's site, and ROCm runs the CUDA calls as they are. ``fused_norm``, which setup.py does
+#: not build, is no extension: what follows it keeps its targets.
+NOT_ROCM = ["cpu", "mlu", "mps", "npu", "xpu"]
+CUDA_EXTENSION_FINDINGS = [
+    ("cuda_extensions/fusedpkg/plain.py", 7, "PRT101", "error", NOT_ROCM),
+    ("cuda_extensions/setup.py", 8, "PRT502", "error", NOT_ROCM),
+    ("cuda_extensions/setup.py", 9, "PRT502", "error", NOT_ROCM),
+]
+
+
+def test_modules_after_an_import_of_a_cuda_extension_of_setup_py_have_no_site():
+    assert _sites("cuda_extensions") == CUDA_EXTENSION_FINDINGS

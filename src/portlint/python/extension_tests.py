@@ -1,17 +1,20 @@
-"""The tests of a project's own CUDA extension: a test folder inside a folder of CUDA sources
-(``fused_kernels/tests/test_fused_kernels.py`` beside ``fused_kernels/scaled_softmax_cuda.cu``).
-The extension is built only for CUDA and, hipified, for ROCm, and its tests run only there: like
-the code after an import of the extension (``[extension_modules]`` in rules/packages.toml),
-nothing in them is another target's site; the kernels are (PRT7xx).
+"""A project's own CUDA extensions: the modules its ``setup.py`` builds with ``CUDAExtension``
+(``CUDAExtension(name="amp_C", ...)``), and the tests of one, a test folder inside a folder of
+CUDA sources (``fused_kernels/tests/test_fused_kernels.py`` beside
+``fused_kernels/scaled_softmax_cuda.cu``). The extension is built only for CUDA and, hipified, for
+ROCm: like the code after an import of one (``[extension_modules]`` in rules/packages.toml), its
+tests run only there, and nothing in them is another target's site; the kernels are (PRT7xx).
 
-Found from paths and folder listings alone, so that the cache can tell whether what a file's
-findings depend on has changed (``facts``) without parsing anything.
+Found from paths, folder listings and the text of ``setup.py`` (read with a pattern, not parsed),
+so that the cache can tell whether what a file's findings depend on has changed (``facts``)
+without parsing anything.
 """
 
 from __future__ import annotations
 
 import functools
 import os
+import re
 
 
 @functools.cache
@@ -45,7 +48,51 @@ def extension_sources(folder: str) -> tuple[str, ...]:
     return sources
 
 
+#: How many folders up from a file its project's ``setup.py`` is looked for.
+SETUP_DEPTH = 6
+#: A module ``setup.py`` builds for CUDA: ``CUDAExtension(name="amp_C", ...)``,
+#: ``CUDAExtension("fused_dense_cuda", [...])`` (torch.utils.cpp_extension; a name held in a
+#: variable is not read).
+CUDA_EXTENSION = re.compile(r"\bCUDAExtension\(\s*(?:name\s*=\s*)?([\"'])([\w.]+)\1")
+
+
+def setup_extensions(path: str) -> frozenset[str]:
+    """The modules that the nearest ``setup.py`` above the file (at most ``SETUP_DEPTH``
+    folders up) builds with ``CUDAExtension``, by their full dotted names; none for most
+    projects."""
+    return _extensions_from(os.path.dirname(os.path.abspath(path)))
+
+
+@functools.lru_cache(maxsize=1024)
+def _extensions_from(folder: str) -> frozenset[str]:
+    for _ in range(SETUP_DEPTH):
+        names = _setup_names(folder)
+        if names is not None:
+            return names
+        parent = os.path.dirname(folder)
+        if parent == folder:
+            break
+        folder = parent
+    return frozenset()
+
+
+@functools.lru_cache(maxsize=256)
+def _setup_names(folder: str) -> frozenset[str] | None:
+    """The ``CUDAExtension`` names of the folder's ``setup.py``; None where it has none."""
+    try:
+        with open(os.path.join(folder, "setup.py"), encoding="utf-8", errors="replace") as file:
+            text = file.read()
+    except OSError:
+        return None
+    if "CUDAExtension" not in text:
+        return frozenset()
+    return frozenset(match.group(2) for match in CUDA_EXTENSION.finditer(text))
+
+
 def facts(path: str) -> str:
-    """What ``extension_folder`` read for the file, as text for the cache key."""
+    """What ``extension_folder`` and ``setup_extensions`` read for the file, as text for the
+    cache key."""
     folder = extension_folder(path)
-    return "" if folder is None else repr((folder, extension_sources(folder)))
+    built = setup_extensions(path)
+    found = "" if folder is None else repr((folder, extension_sources(folder)))
+    return found + (repr(sorted(built)) if built else "")

@@ -10,7 +10,7 @@ from pathlib import PurePath
 from portlint.catalog import Catalog
 from portlint.model import PORTABLE, TARGETS, Advice, Severity, Status
 from portlint.python.context import Context
-from portlint.python.extension_tests import extension_folder
+from portlint.python.extension_tests import extension_folder, setup_extensions
 from portlint.python.guards import NO_GUARD
 from portlint.python.tree import parent_map, statement_blocks, walk
 
@@ -174,7 +174,14 @@ def _module_of(statement: ast.Import | ast.ImportFrom, alias: ast.alias) -> str 
 def _imports_extension(node: ast.Import | ast.ImportFrom, name: str, ctx: Context) -> bool:
     """``import scaled_masked_softmax_cuda``, or ``from fairscale import fused_adam_cuda`` in a
     ``try`` that catches the ImportError: a ``from`` import may name a function, but one that
-    the project only hopes is there is its compiled extension."""
+    the project only hopes is there is its compiled extension. ``import amp_C`` or ``from apex
+    import _C`` where the project's ``setup.py`` builds ``amp_C`` or ``apex._C`` with
+    ``CUDAExtension``: the extension, whatever its name."""
+    built = setup_extensions(ctx.path)
+    if built:
+        full = f"{node.module}.{name}" if isinstance(node, ast.ImportFrom) else name
+        if full in built and (isinstance(node, ast.Import) or node.level == 0):
+            return True
     if not _names_extension(name, ctx):
         return False
     return isinstance(node, ast.Import) or id(node) in ctx.import_fallbacks
