@@ -2438,6 +2438,55 @@ class Analyser(ast.NodeVisitor):
                 if not any(a <= getattr(r.node, "lineno", 0) <= b for a, b in spans)
             ]
 
+    def drop_skipped_test_helpers(self, tree: ast.Module) -> None:
+        """``_test_alltoall(rank, world_size)`` named only inside tests skipped without CUDA
+        (``self._run_multi_process_test(callable=_test_alltoall)`` in a test marked
+        ``skipIf(torch.cuda.device_count() < 2, ...)``), or inside helpers found so already: a
+        private function or method that only CUDA-only tests run, runs only on CUDA, like their
+        bodies (``_cuda_only_test``); their skip conditions are the sites. Every mention in the
+        text counts, a call or the name handed on as a value (which runs within the test that
+        hands it on), so one mention anywhere else keeps the helper's findings. Run once the
+        walk is over, when every skipped test is known."""
+        reports = self.ctx.reports
+        if not reports or not self.ctx.backend_lines:
+            return
+        methods = {id(s) for c in tree.body if isinstance(c, ast.ClassDef) for s in c.body}
+        helpers = [
+            d
+            for d in _definitions(tree)
+            if isinstance(d, ast.FunctionDef | ast.AsyncFunctionDef)
+            and d.name.startswith("_")
+            and not d.name.startswith("__")
+        ]
+        mentions = {
+            id(h): [
+                line
+                for line in _mention_lines(h.name, self.ctx.text, id(h) in methods)
+                if line != h.lineno and not _spans(h, line)
+            ]
+            for h in helpers
+        }
+        found: list[ast.stmt] = []
+        grown = True
+        while grown:  # a helper named only inside one found already is found in the next round
+            grown = False
+            for helper in helpers:
+                lines = mentions[id(helper)]
+                if helper in found or not lines:
+                    continue
+                if all(
+                    self.ctx.in_backend_line(line) or any(_spans(h, line) for h in found)
+                    for line in lines
+                ):
+                    found.append(helper)
+                    grown = True
+        if found:
+            reports[:] = [
+                r
+                for r in reports
+                if not any(_spans(h, getattr(r.node, "lineno", 0)) for h in found)
+            ]
+
     def _forward_refuses(self, node: ast.ClassDef) -> bool:
         """An autograd function (a class based on ``Function``) whose ``forward`` raises unless
         CUDA is there (``if not input.is_cuda: raise NotImplementedError(...)``): its
@@ -2684,6 +2733,29 @@ def _mentions(name: str, text: str, method: bool) -> tuple[int, int]:
             called += text[after : after + 64].lstrip().startswith("(")
         position = text.find(name, position + 1)
     return mentions, called
+
+
+def _mention_lines(name: str, text: str, method: bool) -> list[int]:
+    """The lines where ``text`` names ``name`` as ``_mentions`` counts it (only where the name
+    occurs at all: most helpers are named a few times)."""
+    found = []
+    size = len(name)
+    line, counted = 1, 0  # the line of ``counted``, the last position whose line is known
+    position = text.find(name)
+    while position >= 0:
+        before = text[position - 1] if position else " "
+        after = position + size
+        if (
+            not (before.isalnum() or before == "_")
+            and (method or before != ".")
+            and not (after < len(text) and (text[after].isalnum() or text[after] == "_"))
+            and not _in_comment(text, position)
+        ):
+            line += text.count("\n", counted, position)
+            counted = position
+            found.append(line)
+        position = text.find(name, position + 1)
+    return found
 
 
 def _in_comment(text: str, position: int) -> bool:
@@ -4038,6 +4110,7 @@ def _analyse_tree(
         analyser.relevance.stand_ins[id(stub)] = functools.partial(_parse_stub, stub, ctx)
     analyser.visit(tree)
     analyser.drop_cuda_path_helpers(tree)
+    analyser.drop_skipped_test_helpers(tree)
     findings = ctx.findings()
     for backend in found:
         if backend.lone:

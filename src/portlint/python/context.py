@@ -354,7 +354,10 @@ class Context:
         return any(name in lower or name == stem for name in names)
 
     def in_backend(self, node: ast.AST) -> bool:
-        line = getattr(node, "lineno", 0)
+        return self.in_backend_line(getattr(node, "lineno", 0))
+
+    def in_backend_line(self, line: int) -> bool:
+        """The line is in a CUDA backend or a test that runs only on CUDA (``backend_lines``)."""
         if len(self.backend_lines) < 8:
             return any(first <= line <= last for first, last in self.backend_lines)
         if self._backend_index[0] != len(self.backend_lines):  # lines were added: index again
