@@ -66,6 +66,7 @@ from portlint.python.guards import (
     if_chain,
     ifexp_chain,
     nccl_backend_test,
+    negated_flag,
     newer_torch_arm,
     older_torch_bound,
     only_targets,
@@ -1389,6 +1390,17 @@ class Analyser(ast.NodeVisitor):
                         self.ctx.module_flags.add(target.id)
                     else:
                         self.ctx.flag_values.pop(target.id, None)
+                elif (
+                    isinstance(value, ast.UnaryOp)
+                    and isinstance(value.op, ast.Not)
+                    and (
+                        cuda_polarity(value.operand, self.ctx.qualified_name, self.ctx.cuda_flags)
+                        == 1
+                    )
+                ):
+                    # ``_CUDA_UNAVAILABLE = not torch.cuda.is_available()``: a later
+                    # ``@skipIf(_CUDA_UNAVAILABLE, ...)`` skips without CUDA
+                    self.ctx.cuda_flags.add(negated_flag(target.id))
                 elif not isinstance(value, ast.Constant):
                     self._record_vendor_flag(target.id, value)
                 if resolver.current is resolver.module:

@@ -481,6 +481,8 @@ def cuda_polarity(test: ast.expr, resolve: Resolve, cuda_flags: set[str]) -> int
         return _compare_polarity(test, resolve, cuda_flags)
     if isinstance(test, ast.Name | ast.Attribute) and flag_name(test) in cuda_flags:
         return 1  # ``use_cuda``, ``self.cuda_available`` given ``device.type == "cuda"``
+    if isinstance(test, ast.Name) and negated_flag(test.id) in cuda_flags:
+        return -1  # ``_CUDA_UNAVAILABLE`` given ``not torch.cuda.is_available()``
     if isinstance(test, ast.Call) and flag_name(test.func) in cuda_flags:
         return 1  # ``self._should_use_streaming(x)``, a predicate that is True only on CUDA
     if cuda_prefix(test) is not None:
@@ -506,6 +508,13 @@ def asks_rocm(test: ast.expr, resolve: Resolve) -> bool:
 
     match = PREDICATE.fullmatch(_predicate_name(test))
     return match is not None and catalogue_words().get(match.group(1).lower()) == "rocm"
+
+
+def negated_flag(name: str) -> str:
+    """How a name that holds the negation of a CUDA check (``_CUDA_UNAVAILABLE = not
+    torch.cuda.is_available()``) is kept among the CUDA flags: ``not _CUDA_UNAVAILABLE``, which
+    no name or attribute is, so only ``cuda_polarity`` reads it."""
+    return f"not {name}"
 
 
 def flag_name(node: ast.AST) -> str:
