@@ -448,8 +448,24 @@ class Analyser(ast.NodeVisitor):
         elif skips:
             self.ctx.backend_lines.append((node.lineno, last))
             self.ctx.skip_conditions.update(id(n) for d in skips for n in walk(d))
-        elif not isinstance(node, ast.ClassDef):
+        elif isinstance(node, ast.ClassDef):
+            self._set_up_skips(node)
+        else:
             self._skipped_rest(node.body, last, in_test=_is_test(node))
+
+    def _set_up_skips(self, node: ast.ClassDef) -> None:
+        """``def setUp(self): if torch.cuda.is_available(): ... else: self.skipTest(...)``: the
+        set-up runs before each test of the class, so every test, and every other method the
+        tests call, runs only on CUDA (rules/device.toml ``[device.test_skips] setups``); the
+        skip in the set-up is the site."""
+        methods = [s for s in node.body if isinstance(s, ast.FunctionDef | ast.AsyncFunctionDef)]
+        setup = next((m for m in methods if m.name in self.test_skips.setups), None)
+        # (not ``in_test``: a bare ``return`` ends the set-up early, it skips no test)
+        if setup is None or not self._skipped_rest(setup.body, setup.end_lineno or setup.lineno):
+            return
+        for method in methods:
+            if method is not setup:
+                self.ctx.backend_lines.append((method.lineno, method.end_lineno or method.lineno))
 
     def _test_targets(
         self, node: ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef
@@ -463,6 +479,17 @@ class Analyser(ast.NodeVisitor):
             if admitted is not None:
                 found = admitted if found is None else found & admitted
         return found
+
+    def _else_skips(self, branches: list[Branch]) -> bool:
+        """``if torch.cuda.is_available(): ... else: pytest.skip(...)``: every other target
+        takes the ``else``, which skips the running test, so the CUDA test only decides whether
+        the test runs there, as ``if not torch.cuda.is_available(): pytest.skip()`` does."""
+        last = branches[-1]
+        return (
+            len(branches) > 1
+            and last.test is None
+            and self.test_skips.ends_in_skip(last.body, self._in_test())
+        )
 
     def _in_test(self) -> bool:
         scope = self._function_scope()
@@ -1795,6 +1822,7 @@ class Analyser(ast.NodeVisitor):
                     and _only_warns(self._after())
                 )
                 or self.test_skips.ends_in_skip(branch.body, self._in_test())
+                or (polarity[position] == 1 and self._else_skips(branches))
                 or self._feeds_only_prints(branch)
                 or _only_calls(branch, NUMERIC_MODE_CALL)
                 or self._waits_for_a_clock(branch)

@@ -44,6 +44,8 @@ class TestSkips:
     requirement_words: frozenset[str]
     #: other words such a name may hold (``require_torch_multi_gpu``)
     neutral_words: frozenset[str] = frozenset()
+    #: methods that run before each test of a class (``setUp``, ``setup_method``)
+    setups: frozenset[str] = frozenset()
 
     @classmethod
     def from_catalog(cls, catalog: Catalog) -> TestSkips:
@@ -54,6 +56,7 @@ class TestSkips:
             frozenset(table.get("skip_now", ())),
             frozenset(table.get("requirement_words", ())),
             frozenset(table.get("neutral_words", ())),
+            frozenset(table.get("setups", ())),
         )
 
     def skips_always(self, decorator: ast.expr) -> bool:
