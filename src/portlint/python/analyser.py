@@ -2039,19 +2039,29 @@ class Analyser(ast.NodeVisitor):
         test = branch.test
         if test is None or not branch.body:
             return
-        words = []
+        words: list[tuple[str, bool]] = []  # (word, whether only a whole name counts)
+        attributes = {  # ``hasattr(m.weight, "bnb_quantized")``: an attribute's name
+            id(n.args[1])
+            for n in walk(test)
+            if isinstance(n, ast.Call)
+            and isinstance(n.func, ast.Name)
+            and n.func.id in ("hasattr", "getattr")
+            and len(n.args) > 1
+        }
         for node in walk(test):
             if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
                 return
             if isinstance(node, ast.Constant) and isinstance(node.value, str):
-                words.append(node.value)
+                # ``"Int8Params"``, ``"bitsandbytes.nn"``; not ``has_flag("--x",
+                # "APEX_DISTRIBUTED_ADAM")``, a build option named after the project
+                words.append((node.value.split(".")[0], id(node) not in attributes))
             elif isinstance(node, ast.Name | ast.Attribute):
                 word = node.id if isinstance(node, ast.Name) else node.attr
                 if len(word) <= SHORT_ALIAS and self.ctx.qualified_name(node) is None:
                     continue  # ``isinstance(te, nn.Module)``: a variable, not the imported ``te``
-                words.append(word)
-        for word in words:
-            absent = package_scope(word, self.ctx.catalog)
+                words.append((word, False))
+        for word, whole in words:
+            absent = package_scope(word, self.ctx.catalog, whole)
             if absent:
                 last = max(n.end_lineno or n.lineno for n in branch.body)
                 self.ctx.package_scopes.append((test.lineno, last, absent))

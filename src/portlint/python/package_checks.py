@@ -611,13 +611,16 @@ def _check_extension_sources(node: ast.Call, ctx: Context) -> None:
 VENDOR_NAMES = frozenset({"cuda", "nvidia", "cudnn"})
 
 
-def package_scope(name: str, catalog: Catalog) -> frozenset[str] | None:
+def package_scope(name: str, catalog: Catalog, whole: bool = False) -> frozenset[str] | None:
     """A module, class or function named for a CUDA-only package (``bitsandbytes.py``,
     ``BitsandbytesPrecision``, ``_quantize_bnb``) runs only where the package does: the targets
-    that have no build of it are none of its concern. Returns those targets, or None."""
+    that have no build of it are none of its concern. Returns those targets, or None. With
+    ``whole``, only a name that is a package's (or a class of it) from end to end counts: a
+    string such as ``"Int8Params"``, not ``"APEX_DISTRIBUTED_ADAM"``, an option's name."""
     pattern, absent = _scope_table(catalog)
     lowered = name.lower()
-    match = pattern.search(lowered) or pattern.search(lowered.replace("_", ""))
+    find = pattern.fullmatch if whole else pattern.search
+    match = find(lowered) or find(lowered.replace("_", ""))
     return absent[match.group(0)] if match else None
 
 
