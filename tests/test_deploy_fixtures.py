@@ -53,6 +53,7 @@ def test_every_file_of_the_repository_is_recognised():
         "requirements-cpu.txt": "requirements",
         "requirements-markers.txt": "requirements",
         "requirements.txt": "requirements",
+        "scripts/install_extras.sh": "shell",
         "scripts/launch": "shell",
         "scripts/run.sh": "shell",
         "setup.py": "python-setup",

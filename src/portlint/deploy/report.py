@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 
 from portlint.catalog import Catalog
 from portlint.deploy.facts import Targets
-from portlint.model import Fix, Severity, SourceFile, Span
+from portlint.model import PORTABLE, Fix, Severity, SourceFile, Span
 from portlint.sink import FindingSink
 from portlint.textindex import LineIndex
 
@@ -18,6 +18,9 @@ class Reporter:
     catalog: Catalog
     index: LineIndex
     sink: FindingSink
+    #: Lines that only some targets run, with the targets that a sibling arm covers there
+    #: (``shell.vendor_arms``: the ``cuda`` arm of ``case $PLATFORM in``).
+    covered_lines: list[tuple[int, int, frozenset[str]]] = field(default_factory=list)
     _seen: set[tuple[Span, str]] = field(default_factory=set)
 
     @classmethod
@@ -39,6 +42,9 @@ class Reporter:
             return
         rule = self.catalog.rules[code]
         chosen = dict(targets if targets is not None else rule.targets)
+        for first, last, covered in self.covered_lines:
+            if first <= span.line <= last:
+                chosen.update((target, PORTABLE) for target in covered & chosen.keys())
         if chosen and all(advice.portable for advice in chosen.values()):
             return
         self._seen.add((span, code))

@@ -10,6 +10,7 @@ from portlint.deploy.commands import check_command, check_variable
 from portlint.deploy.report import Reporter
 from portlint.deploy.treesitter import Parsed, parse, walk
 from portlint.deploy.words import Word, unquoted
+from portlint.model import TARGETS
 
 #: Text that shows a script looks at the host's architecture.
 ARCH_PROBE = re.compile(r"uname\s+-\w*m|\barch\b|--print-architecture|HOSTTYPE|MACHTYPE|TARGETARCH")
@@ -27,6 +28,8 @@ def analyse_shell_text(rep: Reporter, text: str, first_line: int = 1) -> None:
     """Findings in ``text``, whose line 1 is line ``first_line`` of the file."""
     parsed = parse("bash", text, first_line)
     probes_arch = ARCH_PROBE.search(text) is not None
+    if VENDOR_TEST.search(text):
+        rep.covered_lines += vendor_arms(parsed)
     for node in walk(parsed.root):
         if node.type == "command":
             check_command(rep, command_words(node, parsed))
@@ -38,6 +41,120 @@ def analyse_shell_text(rep: Reporter, text: str, first_line: int = 1) -> None:
             check_x86_only(rep, parsed, node, enclosing(node, "if_statement") or parsed.root)
         elif probes_arch and node.type == "case_item":
             check_x86_only(rep, parsed, node, enclosing(node, "case_statement") or parsed.root)
+
+
+#: Text that may compare a value with a vendor's name (``= "cuda"``, ``cuda)``, ``== cuda*``).
+VENDOR_TEST = re.compile(r"""(?:==?\s*["']?|^\s*)cuda\b""", re.IGNORECASE | re.MULTILINE)
+#: The comparisons of a test that hold when both sides are the same.
+EQUALS = frozenset({"=", "=="})
+
+
+def vendor_arms(parsed: Parsed) -> list[tuple[int, int, frozenset[str]]]:
+    """The arms of an ``if`` or ``case`` on a device type (``if [ "$PLATFORM" = "cuda" ]``,
+    ``case $PLATFORM in hip) ...``): their lines, and the targets that never run them there.
+    An arm for another vendor runs on that vendor alone. The arm for CUDA is not run by the
+    targets its siblings name (``elif [ "$PLATFORM" = "hip" ]``: rocm) and, where an ``else``
+    or ``*)`` arm is there, by any other target, which takes that one (a sibling covers its
+    targets whatever it does: an ``else`` that prints "unsupported platform" is their answer).
+    The vendor words are rules/device.toml ``[backend.vendors]``."""
+    from portlint.python.backend_packages import catalogue_words
+
+    words = catalogue_words()
+    found = []
+    for node in walk(parsed.root):
+        if node.type == "if_statement":
+            arms = _if_arms(node)
+        elif node.type == "case_statement":
+            arms = _case_arms(node)
+        else:
+            continue
+        named = [_arm_vendors(test, parsed, words) for test, _ in arms]
+        has_default = any(test is None for test, _ in arms)
+        for (_, body), vendors in zip(arms, named, strict=True):
+            if vendors is None or not body:
+                continue
+            if vendors != {"cuda"}:
+                targets = frozenset(TARGETS) - vendors
+            elif has_default:
+                targets = frozenset(TARGETS)
+            else:
+                named_by_siblings = {
+                    v for other in named if other is not vendors for v in other or ()
+                }
+                targets = frozenset(TARGETS) & named_by_siblings
+            if targets:
+                first, last = parsed.span(body[0]).line, parsed.span(body[-1]).end_line
+                found.append((first, last, targets))
+    return found
+
+
+def _if_arms(node: Any) -> list[tuple[Any | None, list[Any]]]:
+    """(test, body) of the ``if``, each ``elif`` and the ``else`` (test None)."""
+    arms = [
+        (
+            node.child_by_field_name("condition"),
+            _after(node, "then", ("elif_clause", "else_clause", "fi")),
+        )
+    ]
+    for clause in node.children:
+        if clause.type == "elif_clause":
+            test = clause.child_by_field_name("condition") or next(
+                (c for c in clause.children if c.type == "test_command"), None
+            )
+            arms.append((test, _after(clause, "then", ())))
+        elif clause.type == "else_clause":
+            arms.append((None, _after(clause, "else", ())))
+    return arms
+
+
+def _after(node: Any, keyword: str, stops: tuple[str, ...]) -> list[Any]:
+    """The statements of ``node`` after ``keyword`` and before any of ``stops``."""
+    found: list[Any] = []
+    started = False
+    for child in node.children:
+        if child.type in stops:
+            break
+        if started and child.is_named and child.type != "comment":
+            found.append(child)
+        started = started or child.type == keyword
+    return found
+
+
+def _case_arms(node: Any) -> list[tuple[Any | None, list[Any]]]:
+    """(item, body) of each ``case`` item; a ``*)`` item is the default (test None)."""
+    arms: list[tuple[Any | None, list[Any]]] = []
+    for item in node.children:
+        if item.type != "case_item":
+            continue
+        values = item.children_by_field_name("value")
+        body = [c for c in item.children if c.is_named and c not in values and c.type != "comment"]
+        default = any(v.type == "extglob_pattern" and v.text == b"*" for v in values)
+        arms.append((None if default else item, body))
+    return arms
+
+
+def _arm_vendors(test: Any | None, parsed: Parsed, words: dict[str, str]) -> set[str] | None:
+    """The vendors an arm's test names: the literals compared for equality in an ``if`` test
+    (``[ "$PLATFORM" = "cuda" ]``, ``[[ $DEVICE == cuda* ]]``) or listed by a ``case`` item;
+    None for the default arm or a test of anything else (``!=``, a command)."""
+    if test is None:
+        return None
+    if test.type == "case_item":
+        literals = test.children_by_field_name("value")
+    else:
+        literals = []
+        for node in walk(test):
+            if node.type == "binary_expression":
+                operator = node.child_by_field_name("operator")
+                if operator is None or parsed.text(operator) not in EQUALS:
+                    return None
+                literals += [c for c in node.children if c.type in LITERALS]
+    vendors = set()
+    for literal in literals:
+        word = unquoted(parsed.text(literal), parsed.span(literal)).text.rstrip("*").lower()
+        if word in words:
+            vendors.add(words[word])
+    return vendors or None
 
 
 def command_words(node: Any, parsed: Parsed) -> list[Word]:
