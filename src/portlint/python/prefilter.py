@@ -31,6 +31,7 @@ CANDIDATE_WORDS = (
     "flash_attn_interface",
     "sageattention",
     "q8_kernels",
+    "fbgemm_gpu",
     "exllamav2",
     "nvfuser",
     "ProfilerActivity",
@@ -61,9 +62,9 @@ CANDIDATE_CONTEXTS = {
 #: Where the searches start (``portlint.wordsearch``): "u" for the ``cu...`` words, "x" for
 #: apex, xformers, exllamav2 and cpp_extension, "n" for the ``nv...`` words, nccl, tensorrt,
 #: flash..., bitsandbytes, transformer_engine, sageattention, q8_kernels and marlin, "A" and "L"
-#: for the upper-case words, "m" for sm_ and mii, "G" for GradScaler (a grad scaler given no
-#: device takes "cuda"): seven passes over the text where starting from each word's first letter
-#: takes fourteen.
+#: for the upper-case words, "m" for sm_, mii and fbgemm_gpu, "G" for GradScaler (a grad scaler
+#: given no device takes "cuda"): seven passes over the text where starting from each word's
+#: first letter takes fourteen.
 ANCHORS = "uxnALmG"
 
 #: The words and contexts, found in one pass (``portlint.wordsearch``); its expressions, from the

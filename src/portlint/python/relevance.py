@@ -23,7 +23,7 @@ from portlint.wordsearch import WordSet
 CANDIDATE_TEXT = re.compile(
     r"cuda|nccl|cudnn|nvcc|cupy|apex|xformers|bitsandbytes|tensorrt|cudf|cuml|cugraph|nvml|NVML"
     r"|NCCL|CUBLAS|NVIDIA_|flash_attn|CUDA(?:_|Extension)|nvidia(?:[._-]|\s+import)|sm_\d"
-    r"|cpp_extension|transformer_engine|flashinfer|sageattention|q8_kernels|ProfilerActivity"
+    r"|cpp_extension|transformer_engine|flashinfer|sageattention|q8_kernels|fbgemm_gpu|ProfilerActivity"
     r"|GradScaler"
     r"|CUDA[\"']"
 )
@@ -35,7 +35,7 @@ CANDIDATE_WORDS = WordSet(
         *("cuda", "nccl", "cudnn", "nvcc", "cupy", "apex", "xformers", "bitsandbytes"),
         *("tensorrt", "cudf", "cuml", "cugraph", "nvml", "NVML", "NCCL", "CUBLAS", "NVIDIA_"),
         *("flash_attn", "cpp_extension", "transformer_engine", "flashinfer", "ProfilerActivity"),
-        *("sageattention", "q8_kernels", "GradScaler"),
+        *("sageattention", "q8_kernels", "fbgemm_gpu", "GradScaler"),
     ),
     {
         "CUDA": re.compile(r"CUDA(?:_|Extension|[\"'])"),
