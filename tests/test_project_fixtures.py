@@ -39,6 +39,14 @@ def _sites(path: str) -> list[tuple[str, int, str, str, list[str]]]:
 #: ``ascendapp`` package, covers npu in the modules that import the package; the web UI's own
 #: Intel layer covers xpu for the ``torch.cuda`` names it (and the module beside it) rebinds.
 CUDA_LAYER_FINDINGS = [
+    # a module of the package that imports nothing of the migration tool runs without it
+    (
+        "cuda_layers/ascendapp/tools/bench.py",
+        7,
+        "PRT201",
+        "error",
+        ["cpu", "mlu", "mps", "npu", "xpu"],
+    ),
     ("cuda_layers/ascendapp/train.py", 9, "PRT301", "error", ["cpu", "mlu", "mps", "xpu"]),
     ("cuda_layers/ascendapp/train.py", 10, "PRT201", "error", ["cpu", "mlu", "mps", "xpu"]),
     ("cuda_layers/ascendapp/train.py", 11, "PRT102", "error", ["cpu", "mlu", "mps", "xpu"]),
@@ -52,6 +60,8 @@ CUDA_LAYER_FINDINGS = [
     ("cuda_layers/webui/memory.py", 9, "PRT201", "info", ["mlu", "mps", "npu"]),
     # a name the layer leaves alone
     ("cuda_layers/webui/memory.py", 11, "PRT201", "error", ["cpu", "mlu", "mps", "npu", "xpu"]),
+    # a module of the rebinding layer's package is loaded by the application that rebinds
+    ("cuda_layers/webui/vendored/matting.py", 7, "PRT201", "error", ["cpu", "mlu", "mps", "npu"]),
 ]
 
 
@@ -104,7 +114,8 @@ def test_the_run_says_which_layers_it_found():
         ' import ascendapp list no npu site for the `torch.cuda` API, `.cuda()`, "cuda" devices'
         " and NCCL",
         "portlint: xpu layer in cuda_layers/webui/intel/__init__.py (5 `torch.cuda` names rebound"
-        " there and beside it): files that import webui list no xpu site for those names",
+        " there and beside it): the modules of webui and the files that import it list no xpu"
+        " site for those names",
     ]
     _, _, quiet = run_cli("cuda_layers", "-q", "--isolated", "--no-cache", cwd=FIXTURES / "project")
     assert quiet == ""

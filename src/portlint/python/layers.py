@@ -14,7 +14,11 @@ Two kinds are found, among the Python files of one run, before any file is analy
 A layer is loaded by the code of its own top-level package, so it counts for the files that
 import that package (``from opensora.models import ...`` for ``opensora/npu_config.py``), or
 import relatively inside it, and for the layer's own file; a stand-alone script that imports none
-of it (an evaluation script beside the package's modules) runs without the layer. The rules each
+of it (an evaluation script beside the package's modules) runs without the layer. A rebinding
+layer counts for every module of its package too (sdnext's ``modules/intel`` for a model file
+vendored in ``modules/``): the application that rebinds the names at start-up is the one that
+loads them. A migration tool is imported by the code that wants it: a module of the package
+that imports nothing of it may run without it. The rules each
 kind covers are data (rules/device.toml ``[backend.project_layers]``); the analysis lists no
 layered target at such a site (``Context``).
 
@@ -166,7 +170,10 @@ def describe(layer: Layer, reach: Reach) -> str:
     else:
         rebound = f"{len(layer.names)} `torch.cuda` names rebound there and beside it"
         what = f"{layer.target} layer in {made} ({rebound})"
-        covered = "those names"
+        return (
+            f"{what}: the modules of {packages} and the files that import it list no"
+            f" {layer.target} site for those names"
+        )
     return f"{what}: files that import {packages} list no {layer.target} site for {covered}"
 
 
@@ -197,8 +204,9 @@ def imports_only(raw: bytes) -> list[Any]:
 
 def reached(path: str, facts: list[Any], layers: Mapping[Layer, Reach]) -> tuple[Layer, ...]:
     """The layers a file with these ``file_facts`` loads: a layer whose top-level package it
-    imports, or imports relatively inside, and a migration tool it imports itself; a module
-    outside packages that is the layer loads it too."""
+    imports, or imports relatively inside, or, for a rebinding layer, belongs to; and a
+    migration tool it imports itself; a module outside packages that is the layer loads it
+    too."""
     migrated, _, _, imported, _ = facts
     names = frozenset(imported)
     home = top_package(path)
@@ -207,7 +215,7 @@ def reached(path: str, facts: list[Any], layers: Mapping[Layer, Reach]) -> tuple
         layer
         for layer, (packages, _) in layers.items()
         if packages & names
-        or (inside and home in packages)
+        or (home in packages and (inside or layer.kind == "rebinding"))
         or (layer.kind == "migration" and layer.target in migrated)
     )
 
