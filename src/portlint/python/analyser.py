@@ -2492,7 +2492,8 @@ class Analyser(ast.NodeVisitor):
         """``_test_alltoall(rank, world_size)`` named only inside tests skipped without CUDA
         (``self._run_multi_process_test(callable=_test_alltoall)`` in a test marked
         ``skipIf(torch.cuda.device_count() < 2, ...)``), or inside helpers found so already: a
-        private function or method that only CUDA-only tests run, runs only on CUDA, like their
+        private function or method (in a test module, any that is no test) that only CUDA-only
+        tests run, runs only on CUDA, like their
         bodies (``_cuda_only_test``); their skip conditions are the sites. Every mention in the
         text counts, a call or the name handed on as a value (which runs within the test that
         hands it on), so one mention anywhere else keeps the helper's findings. Run once the
@@ -2501,12 +2502,14 @@ class Analyser(ast.NodeVisitor):
         if not reports or not self.ctx.backend_lines:
             return
         methods = {id(s) for c in tree.body if isinstance(c, ast.ClassDef) for s in c.body}
+        # in a test module every helper is the tests' own (``reset_exp_det()`` beside them)
+        in_tests = _is_test_module(self.ctx.path)
         helpers = [
             d
             for d in _definitions(tree)
             if isinstance(d, ast.FunctionDef | ast.AsyncFunctionDef)
-            and d.name.startswith("_")
             and not d.name.startswith("__")
+            and (d.name.startswith("_") or (in_tests and not _is_test(d)))
         ]
         mentions = {
             id(h): [
@@ -3499,6 +3502,13 @@ def _systems(catalog: Catalog) -> dict[str, frozenset[str]]:
         for system in fact.get("systems", ()):
             found.setdefault(system, set()).add(target)
     return {system: frozenset(targets) for system, targets in found.items()}
+
+
+def _is_test_module(path: str) -> bool:
+    """A test module by pytest's and unittest's default naming: ``test_*.py`` or ``*_test.py``
+    (not ``conftest.py``, whose fixtures serve other modules)."""
+    name = os.path.basename(path)
+    return name.endswith(".py") and (name.startswith("test_") or name.endswith("_test.py"))
 
 
 def _is_test(node: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
