@@ -715,6 +715,41 @@ def check_cuda_method(node: ast.Call, ctx: Context) -> None:
     ctx.report(node, "PRT102", message, span=tail, fix=fix, behind=behind)
 
 
+def _stored_unread(node: ast.expr, ctx: Context) -> bool:
+    """``on_gpu = q.is_cuda``, or one element of an unpacking (``b, h, is_cuda, device =
+    *q.shape[:2], q.is_cuda, q.device``), in a function that never reads the name: nothing
+    tests the value, so nothing differs on any target."""
+    parent = ctx.parents.get(id(node))
+    statement = ctx.parents.get(id(parent)) if isinstance(parent, ast.Tuple) else parent
+    if not (
+        isinstance(statement, ast.Assign)
+        and len(statement.targets) == 1
+        and statement.value is (parent if isinstance(parent, ast.Tuple) else node)
+    ):
+        return False
+    target = statement.targets[0]
+    if isinstance(parent, ast.Tuple):
+        # matched from the end, past the last starred element (``*q.shape``)
+        after = parent.elts[parent.elts.index(node) :]
+        if not isinstance(target, ast.Tuple) or len(after) > len(target.elts):
+            return False
+        if any(isinstance(e, ast.Starred) for e in (*after, *target.elts[-len(after) :])):
+            return False
+        target = target.elts[-len(after)]
+    if not isinstance(target, ast.Name):
+        return False
+    function = ctx.parents.get(id(statement))
+    while function is not None and not isinstance(function, ast.FunctionDef | ast.AsyncFunctionDef):
+        function = ctx.parents.get(id(function))
+    if function is None:
+        return False  # a module's name may be read by any importer
+    return not any(
+        (isinstance(n, ast.Name) and n.id == target.id and not isinstance(n.ctx, ast.Store))
+        or (isinstance(n, ast.Global | ast.Nonlocal) and target.id in n.names)
+        for n in walk(function)
+    )
+
+
 def check_is_cuda(node: ast.Attribute, ctx: Context) -> None:
     if node.attr != "is_cuda" or not isinstance(node.ctx, ast.Load):
         return
@@ -724,6 +759,8 @@ def check_is_cuda(node: ast.Attribute, ctx: Context) -> None:
     if _stored_in_module(node, ctx):
         # ``self.is_cuda = device.type == "cuda"``, then ``if self.is_cuda:``: an attribute of
         # the project's own object, whose value is reported where it is computed
+        return
+    if _stored_unread(node, ctx):
         return
     message = "`.is_cuda` is False on every accelerator but NVIDIA and ROCm"
     fix = None
