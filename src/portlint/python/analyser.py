@@ -2039,7 +2039,22 @@ class Analyser(ast.NodeVisitor):
         test = branch.test
         if test is None or not branch.body:
             return
-        words: list[tuple[str, bool]] = []  # (word, whether only a whole name counts)
+        if any(isinstance(n, ast.UnaryOp) and isinstance(n.op, ast.Not) for n in walk(test)):
+            return
+        absent = self._package_in(test)
+        if absent:
+            last = max(n.end_lineno or n.lineno for n in branch.body)
+            self.ctx.package_scopes.append((test.lineno, last, absent))
+
+    def _package_in(self, test: ast.expr) -> frozenset[str] | None:
+        """The targets without a build of the package a branch test names (``_package_test_scope``),
+        or None. In an ``or`` every operand must name one (``load_jit or load_trt`` also holds
+        without TensorRT); in an ``and`` one is enough."""
+        if isinstance(test, ast.BoolOp):
+            found = [self._package_in(value) for value in test.values]
+            if isinstance(test.op, ast.Or):
+                return found[0] if all(found) else None
+            return next((absent for absent in found if absent), None)
         attributes = {  # ``hasattr(m.weight, "bnb_quantized")``: an attribute's name
             id(n.args[1])
             for n in walk(test)
@@ -2049,23 +2064,21 @@ class Analyser(ast.NodeVisitor):
             and len(n.args) > 1
         }
         for node in walk(test):
-            if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
-                return
             if isinstance(node, ast.Constant) and isinstance(node.value, str):
                 # ``"Int8Params"``, ``"bitsandbytes.nn"``; not ``has_flag("--x",
                 # "APEX_DISTRIBUTED_ADAM")``, a build option named after the project
-                words.append((node.value.split(".")[0], id(node) not in attributes))
+                word, whole = node.value.split(".")[0], id(node) not in attributes
             elif isinstance(node, ast.Name | ast.Attribute):
                 word = node.id if isinstance(node, ast.Name) else node.attr
                 if len(word) <= SHORT_ALIAS and self.ctx.qualified_name(node) is None:
                     continue  # ``isinstance(te, nn.Module)``: a variable, not the imported ``te``
-                words.append((word, False))
-        for word, whole in words:
+                whole = False
+            else:
+                continue
             absent = package_scope(word, self.ctx.catalog, whole)
             if absent:
-                last = max(n.end_lineno or n.lineno for n in branch.body)
-                self.ctx.package_scopes.append((test.lineno, last, absent))
-                return
+                return absent
+        return None
 
     def _unbound_read(self, branches: list[Branch], position: int) -> str | None:
         """``if torch.cuda.is_available(): n_gpu = torch.cuda.device_count()`` then ``total /
