@@ -309,11 +309,14 @@ def check_device_strings(node: ast.Call, ctx: Context) -> None:
     ):
         return  # ``torch.device("cuda").type == ...``: a device-type comparison (PRT104)
     severity, behaviour = None, ""
-    like = _behaves_like(name, ctx)
+    like, shift = _behaves_like(name, ctx), 0
+    if like is None and name == "functools.partial" and node.args:
+        # ``partial(torch.autocast, device_type="cuda")``: the call it makes later
+        like, shift = _behaves_like(ctx.qualified_name(node.args[0]), ctx), 1
     if like is not None:
         entry = torch_cuda_api(ctx.catalog).entry(like)
         severity, behaviour = entry.severity, entry.behaviour_text()
-        if like == "amp.autocast" and disables_autocast(node, 2):
+        if like == "amp.autocast" and disables_autocast(node, 2 + shift):
             severity, behaviour = Severity.INFO, DISABLES_AUTOCAST
     arguments = device_arguments(node, name)
     if not arguments and _takes_cuda_by_default(node, name, ctx):
