@@ -16,7 +16,7 @@ import collections
 import functools
 import os
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from typing import TypeGuard
 
 from portlint.catalog import Catalog
@@ -2781,32 +2781,31 @@ def _parents_of(
 
 def _mentions(name: str, text: str, method: bool) -> tuple[int, int]:
     """How many times ``text`` names ``name`` as a whole word (for a function of the module,
-    not as an attribute ``.name``), and how many of those are followed by ``(``. Found with
-    ``str.find``: an expression that starts with a word boundary is tried at every character."""
+    not as an attribute ``.name``), and how many of those are followed by ``(``."""
     mentions = called = 0
-    size = len(name)
-    position = text.find(name)
-    while position >= 0:
-        before = text[position - 1] if position else " "
-        after = position + size
-        if (
-            not (before.isalnum() or before == "_")
-            and (method or before != ".")
-            and not (after < len(text) and (text[after].isalnum() or text[after] == "_"))
-            and not _in_comment(text, position)
-        ):
-            mentions += 1
-            called += text[after : after + 64].lstrip().startswith("(")
-        position = text.find(name, position + 1)
+    after = len(name)
+    for position in _mention_positions(name, text, method):
+        mentions += 1
+        called += text[position + after : position + after + 64].lstrip().startswith("(")
     return mentions, called
 
 
 def _mention_lines(name: str, text: str, method: bool) -> list[int]:
-    """The lines where ``text`` names ``name`` as ``_mentions`` counts it (only where the name
-    occurs at all: most helpers are named a few times)."""
+    """The lines where ``text`` names ``name`` as ``_mentions`` counts it."""
     found = []
-    size = len(name)
     line, counted = 1, 0  # the line of ``counted``, the last position whose line is known
+    for position in _mention_positions(name, text, method):
+        line += text.count("\n", counted, position)
+        counted = position
+        found.append(line)
+    return found
+
+
+def _mention_positions(name: str, text: str, method: bool) -> Iterator[int]:
+    """Where ``text`` names ``name`` as a whole word outside comments (for a function of the
+    module, not as an attribute ``.name``). Found with ``str.find``: an expression that starts
+    with a word boundary is tried at every character."""
+    size = len(name)
     position = text.find(name)
     while position >= 0:
         before = text[position - 1] if position else " "
@@ -2817,11 +2816,8 @@ def _mention_lines(name: str, text: str, method: bool) -> list[int]:
             and not (after < len(text) and (text[after].isalnum() or text[after] == "_"))
             and not _in_comment(text, position)
         ):
-            line += text.count("\n", counted, position)
-            counted = position
-            found.append(line)
+            yield position
         position = text.find(name, position + 1)
-    return found
 
 
 def _in_comment(text: str, position: int) -> bool:
