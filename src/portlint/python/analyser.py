@@ -1046,9 +1046,13 @@ class Analyser(ast.NodeVisitor):
             # in a ``for`` loop over the same range, the count is the site. In the arm of a CUDA
             # test the count is no site, and what the element asks stays one.
             self.guard = outer.inside(True, frozenset(), frozenset({"rocm"}))
-        self.visit_many([first.target, *first.ifs])
+        self.visit(first.target)
         for generator in others:
-            self.visit_many([generator.target, generator.iter, *generator.ifs])
+            self.visit_many([generator.target, generator.iter])
+        conditions = [test for generator in node.generators for test in generator.ifs]
+        self.visit_many(conditions)
+        if conditions:
+            self._filtered_by(conditions[-1])
         if isinstance(node, ast.DictComp):
             self.visit_many([node.key, node.value])
         else:
@@ -1057,6 +1061,22 @@ class Analyser(ast.NodeVisitor):
         self.ctx.resolver.pop()
 
     visit_SetComp = visit_GeneratorExp = visit_DictComp = visit_ListComp
+
+    def _filtered_by(self, condition: ast.expr) -> None:
+        """``[torch.cuda.get_device_name(d.index) for d in devices if d.type == "cuda"]``: the
+        element is evaluated only where the comprehension's last condition holds, as the arm of
+        an ``if`` in a loop; a CUDA test there puts it on the CUDA path (the test stays the
+        site), and ``if d.type in ("cuda", "xpu")`` lets only xpu (and ROCm) evaluate it."""
+        resolve = self.ctx.qualified_name
+        if cuda_polarity(condition, resolve, self.ctx.cuda_flags) != 1:
+            return
+        only = only_targets(condition, resolve, self.vendors)
+        if only is not None and only - {"rocm"}:
+            # ``if d.type in ("cuda", "xpu")``: xpu evaluates the element too, and only xpu
+            self.guard = self.guard.inside(False, frozenset(), only)
+            return
+        covered = handled_targets(condition, resolve, self.vendors) if only is None else frozenset()
+        self.guard = self.guard.inside(True, covered, only, behind=condition)
 
     def visit_Assign(self, node: ast.Assign) -> None:
         covered = frozenset()
