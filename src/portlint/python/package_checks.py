@@ -72,6 +72,11 @@ def check_import(node: ast.Import | ast.ImportFrom, ctx: Context) -> None:
             continue
         checked = not fallback and _under_availability_check(node, ctx, package)
         integration = not (fallback or checked) and _integration_module(node, ctx, package)
+        if not (fallback or checked) and _nvidia_only_integration(node, ctx, package):
+            # ``import tensorrt as trt`` at the top of ``trt/engine.py``: the integration of a
+            # package no target has a build of runs on NVIDIA alone, by design
+            _scope_after_import(node, ctx, package, False)
+            continue
         if _imported_before(node, ctx, package):
             # no second site, but what follows still runs only where the package does
             _scope_after_import(node, ctx, package, fallback or checked)
@@ -499,6 +504,23 @@ def _integration_module(node: ast.AST, ctx: Context, package: str) -> str | None
     if not stem or not _names_package(stem, names):
         return None
     return f"{stem}/" if folder else path.name
+
+
+def _nvidia_only_integration(node: ast.AST, ctx: Context, package: str) -> bool:
+    """The top-level import of a package no target has a build of (``builds = []`` in
+    rules/packages.toml: TensorRT, TensorRT-LLM) in a module named for it, or in a folder named
+    for it (``trt/engine.py``, ``tensorrt_llm_demo.py``): the module is that NVIDIA-only feature's
+    own code, which the other targets do without rather than port."""
+    row = ctx.catalog.table("packages").get("package", {}).get(package, {})
+    if row.get("builds") != [] or not isinstance(ctx.parents.get(id(node)), ast.Module):
+        return False
+    names = package_names(package, ctx.catalog) - VENDOR_NAMES
+    top = package.split(".")[0]
+    if top != package and top not in package_advice(ctx.catalog):
+        # ``numba.cuda``: a folder named for numba is not one for its CUDA part
+        names -= {top, top.replace("_", "")}
+    path = PurePath(ctx.path)
+    return any(_names_package(part, names) for part in (path.stem, *path.parent.parts))
 
 
 def _names_package(text: str, names: set[str]) -> bool:
