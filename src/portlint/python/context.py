@@ -386,7 +386,8 @@ class Context:
         """``"cuda" if torch.cuda.is_available() else "cpu"`` where the device string is reported
         (PRT101): the string's finding is the device choice, and its fix rewrites the whole
         expression, test included. The ``torch.cuda`` test in it is the same site, no finding of
-        its own."""
+        its own; so is a negated device-type test, whose arm moves what is not on CUDA there
+        (``t.to("cuda:0") if not t.is_cuda else t``)."""
         strings = {
             id(report.node): finding
             for report, finding in finished.values()
@@ -395,10 +396,16 @@ class Context:
         if not strings:
             return
         for report, finding in finished.values():
-            if report.rule.code != TORCH_CUDA_RULE or report.hidden:
+            if report.hidden or not (
+                report.rule.code == TORCH_CUDA_RULE or report.rule.code in DEVICE_TYPE_TESTS
+            ):
                 continue
             choice = self._choice_tested_by(report.node)
             if choice is None:
+                continue
+            if report.rule.code in DEVICE_TYPE_TESTS and not _negated(choice.test):
+                # ``"cuda" if "cuda" in device else "cpu"``: the device type picks the choice,
+                # and the test is its site
                 continue
             arms = [n for arm in (choice.body, choice.orelse) for n in walk(arm)]
             said = [strings[id(n)] for n in arms if id(n) in strings]
@@ -782,3 +789,14 @@ def _restates(node: ast.AST, parents: Mapping[int, ast.AST], tested: frozenset[s
                 if words & tested:
                     return True
     return False
+
+
+def _negated(test: ast.expr) -> bool:
+    """``not t.is_cuda``, ``t.device.type != "cuda"``: a test that holds off CUDA."""
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        return True
+    return (
+        isinstance(test, ast.Compare)
+        and len(test.ops) == 1
+        and isinstance(test.ops[0], ast.NotEq | ast.NotIn | ast.IsNot)
+    )
