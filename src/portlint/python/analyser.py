@@ -1846,6 +1846,7 @@ class Analyser(ast.NodeVisitor):
                 or self._feeds_only_prints(branch)
                 or _only_calls(branch, NUMERIC_MODE_CALL)
                 or self._waits_for_a_clock(branch)
+                or (polarity[position] == 1 and self._times_with_events(branch, branches))
                 or self._only_releases_cache(branch)
                 or self._in_environment_report()
                 or self._in_observer()
@@ -2024,6 +2025,26 @@ class Analyser(ast.NodeVisitor):
             )
 
         return scope is not None and self.ctx.scope_fact("reads a clock", scope, reads_clock)
+
+    def _times_with_events(self, branch: Branch, branches: list[Branch]) -> bool:
+        """``if use_cuda: start = torch.cuda.Event(enable_timing=True); start.record() else: t0 =
+        time.time()``: the CUDA arm only times with device events (rules/device.toml
+        ``[device.timing]`` ``events``) and the final ``else`` reads a clock instead, so elsewhere
+        only the way the time is taken differs (info)."""
+        table = self.ctx.catalog.table("device").get("device", {}).get("timing", {})
+        events = frozenset(table.get("events", ()))
+        clocks = frozenset(table.get("clocks", ()))
+        fallback = branches[-1]
+        if fallback is branch or fallback.test is not None or not branch.body:
+            return False
+        calls = [n for part in branch.body for n in walk(part) if isinstance(n, ast.Call)]
+        if not calls or any(_call_name(call) not in events for call in calls):
+            return False
+        return any(
+            isinstance(node, ast.Call) and self.ctx.qualified_name(node.func) in clocks
+            for part in fallback.body
+            for node in walk(part)
+        )
 
     def _only_releases_cache(self, branch: Branch) -> bool:
         """``if torch.cuda.is_available(): torch.cuda.empty_cache(); torch.cuda.synchronize()``:
