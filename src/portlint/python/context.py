@@ -632,6 +632,15 @@ class Context:
                 return None  # an import that only NVIDIA reaches (the arm after a ROCm arm)
         if guard.restated and _restates(report.node, self.parents, guard.restated):
             return None
+        if (
+            report.rule.code == DEVICE_STRING_RULE
+            and isinstance(report.node, ast.Constant)
+            and report.node.value in guard.restated
+        ):
+            # ``elif name == "cuda": return torch.device("cuda")``, ``if device.type == "cuda":
+            # with torch.autocast("cuda")``: the device the test required, used as it is; the
+            # test is the site (or, where it is no device test, the caller's explicit choice)
+            return None
         targets = dict(report.targets)
         covered = guard.covered
         if isinstance(report.node, ast.alias):
@@ -770,7 +779,8 @@ def _restates(node: ast.AST, parents: Mapping[int, ast.AST], tested: frozenset[s
     """``self.backend = "cuda:nccl,cpu:gloo"`` under ``if self.backend == "nccl":``, or
     ``flag not in ("auto", "cuda")`` under ``if dev.type == "cuda":``: the literal stored or
     compared says again what the enclosing test required, so the test is the site. A literal
-    used (``torch.device("cuda")``) is still reported."""
+    used is handled in ``_finish``: one equal to the tested value (``torch.device("cuda")``) is
+    no site, one that only holds it (``torch.device("cuda:0")``) still is."""
     parent = parents.get(id(node))
     if isinstance(parent, ast.Tuple | ast.List | ast.Set):  # ``flag in ("auto", "cuda")``
         listed = isinstance(parents.get(id(parent)), ast.Compare)
