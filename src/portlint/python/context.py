@@ -393,6 +393,16 @@ class Context:
             for report, finding in finished.values()
             if report.rule.code == DEVICE_STRING_RULE and not report.hidden
         }
+        moves = {
+            id(report.node): finding
+            for report, finding in finished.values()
+            if report.rule.code in DEVICE_STRINGS and not report.hidden
+        }
+        for report, finding in finished.values():
+            if report.rule.code in DEVICE_TYPE_TESTS and not report.hidden:
+                statement = self._if_tested_by(report.node)
+                if statement is not None and self._only_moves(statement, finding, moves):
+                    report.hidden = True
         if not strings:
             return
         for report, finding in finished.values():
@@ -412,6 +422,30 @@ class Context:
             # the string's finding must say all the test's does: its targets, as severe
             if any(_says_all(string, finding) for string in said):
                 report.hidden = True
+
+    def _if_tested_by(self, node: ast.AST) -> ast.If | None:
+        """The ``if`` statement whose test holds ``node``."""
+        child, current = node, self.parents.get(id(node))
+        while current is not None and not isinstance(current, ast.stmt):
+            child, current = current, self.parents.get(id(current))
+        return current if isinstance(current, ast.If) and current.test is child else None
+
+    @staticmethod
+    def _only_moves(statement: ast.If, test: Finding, moves: dict[int, Finding]) -> bool:
+        """``if not w.is_cuda: w = w.cuda()``, ``if w.device.type != "cuda": w =
+        w.to("cuda:0")``: a negated test, no ``else``, and every statement of the arm (each a
+        plain assignment or expression) holds a reported move to CUDA that says all the test
+        does. The move is the site: once it names the chosen device, the test moves only what
+        is not on it."""
+        if statement.orelse or not _negated(statement.test):
+            return False
+        for part in statement.body:
+            if not isinstance(part, ast.Assign | ast.Expr):
+                return False  # ``if xpu: w.to("xpu") else: w.to("cuda")``: more than a move
+            said = [moves[id(n)] for n in walk(part) if id(n) in moves]
+            if not said or not all(_says_all(move, test) for move in said):
+                return False
+        return True
 
     def _choice_tested_by(self, node: ast.AST) -> ast.IfExp | None:
         """The conditional expression whose test holds ``node``, within one statement (also one
