@@ -1472,13 +1472,36 @@ class DeviceFixes(FixBase):
         return self._fix([Edit(self.ctx.span(node), test)], f"compare with {self.device}.type")
 
     def device_type_comparison(self, compare: ast.Compare, literal: ast.Constant) -> Fix | None:
-        """``t == "cuda"`` -> ``t == DEVICE.type``: the same on NVIDIA, and on another machine
-        its own accelerator. Not when the branch still makes CUDA-only calls (they would now run
-        on the other accelerator) or when sibling branches test for other vendors."""
+        """``t == "cuda"`` -> ``t == DEVICE.type != "cpu"`` (``t != "cuda"`` -> ``not (t ==
+        DEVICE.type != "cpu")``): the same on NVIDIA and on a CPU-only machine, and on another
+        machine its own accelerator. Not when the branch still makes CUDA-only calls (they would
+        now run on the other accelerator) or when sibling branches test for other vendors."""
         if self.left_alone(compare) or self._branch_keeps_cuda_calls(compare):
             return None
         direct = literal is compare.left or any(literal is c for c in compare.comparators)
         if direct and any(isinstance(op, ast.In | ast.NotIn) for op in compare.ops):
             return None  # ``"cuda" in device``: a substring test on a configured string
-        edit = Edit(self.ctx.span(literal), f"{self.device}.type")
-        return self._fix([edit], f"compare with {self.device}.type")
+        description = f"compare with {self.device}.type"
+        in_assert = isinstance(self.parents.get(id(compare)), ast.Assert)
+        if not direct or in_assert or len(compare.ops) != 1:
+            # ``assert t == "cuda"`` (a "must be on the device" check, which holds on a CPU-only
+            # machine too), ``t in ("cuda", "xpu")``: the literal alone. In a collection without
+            # "cpu" the CPU now matches too, where it did not before: unsafe
+            edit = Edit(self.ctx.span(literal), f"{self.device}.type")
+            container = self.parents.get(id(literal))
+            lists_cpu = any(
+                isinstance(element, ast.Constant) and element.value == "cpu"
+                for element in getattr(container, "elts", ())
+            )
+            unsafe = not (direct or in_assert or lists_cpu)
+            return self._fix([edit], description, unsafe=unsafe)
+        op = compare.ops[0]
+        if not isinstance(op, ast.Eq | ast.NotEq):
+            return None
+        subject = compare.comparators[0] if literal is compare.left else compare.left
+        # A branch on the device type holds code for the accelerator: the CPU still skips it
+        # (``t == DEVICE.type != "cpu"``), as it did when the test said "cuda"
+        test = f'{self.ctx.source(subject)} == {self.device}.type != "cpu"'
+        if isinstance(op, ast.NotEq):
+            test = f"not ({test})"
+        return self._fix([Edit(self.ctx.span(compare), test)], description)
