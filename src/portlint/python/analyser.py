@@ -66,6 +66,7 @@ from portlint.python.guards import (
     if_chain,
     ifexp_chain,
     nccl_backend_test,
+    negated,
     negated_flag,
     newer_torch_arm,
     older_torch_bound,
@@ -249,7 +250,7 @@ class Analyser(ast.NodeVisitor):
             if _is_early_return(node):
                 resolve = self.ctx.qualified_name
                 polarity = cuda_polarity(node.test, resolve, self.ctx.cuda_flags)
-                kept = _negated(node.test)
+                kept = negated(node.test)
                 reach = None if kept is None else only_targets(kept, resolve, self.vendors)
                 if reach is None:  # ``if is_npu_available(): return ...``: npu leaves here
                     covered = handled_targets(node.test, resolve, self.vendors)
@@ -2693,7 +2694,7 @@ class Analyser(ast.NodeVisitor):
             return False
         if cuda_polarity(statement.test, resolve, self.ctx.cuda_flags) != -1:
             return False
-        kept = _negated(statement.test)
+        kept = negated(statement.test)
         return _only_cuda_goes_on(
             None if kept is None else only_targets(kept, resolve, self.vendors)
         )
@@ -3565,19 +3566,6 @@ def _is_test(node: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
     """A test function by pytest's and unittest's default naming (``test_*``), or a test's
     private helper named as one (``_test_softmax``, which the test methods call)."""
     return node.name.lstrip("_").startswith("test")
-
-
-def _negated(test: ast.expr) -> ast.expr | None:
-    """``not X`` -> X, ``dev != "npu"`` -> ``dev == "npu"``: the test whose truth lets the code
-    after an early return go on; None when the test is not negated."""
-    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
-        return test.operand
-    if isinstance(test, ast.Compare) and len(test.ops) == 1:
-        if isinstance(test.ops[0], ast.NotEq):
-            return ast.Compare(test.left, [ast.Eq()], test.comparators)
-        if isinstance(test.ops[0], ast.NotIn):  # ``dev not in ("cuda", "xpu")``
-            return ast.Compare(test.left, [ast.In()], test.comparators)
-    return None
 
 
 def _unset_name(test: ast.expr) -> str | None:

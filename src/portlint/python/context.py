@@ -21,6 +21,7 @@ from portlint.python.guards import (
     availability_before,
     flag_name,
     names_switch,
+    negated,
     same_for_one_device,
 )
 from portlint.python.layers import Layer
@@ -413,7 +414,7 @@ class Context:
             choice = self._choice_tested_by(report.node)
             if choice is None:
                 continue
-            if report.rule.code in DEVICE_TYPE_TESTS and not _negated(choice.test):
+            if report.rule.code in DEVICE_TYPE_TESTS and negated(choice.test) is None:
                 # ``"cuda" if "cuda" in device else "cpu"``: the device type picks the choice,
                 # and the test is its site
                 continue
@@ -437,7 +438,7 @@ class Context:
         plain assignment or expression) holds a reported move to CUDA that says all the test
         does. The move is the site: once it names the chosen device, the test moves only what
         is not on it."""
-        if statement.orelse or not _negated(statement.test):
+        if statement.orelse or negated(statement.test) is None:
             return False
         for part in statement.body:
             if not isinstance(part, ast.Assign | ast.Expr):
@@ -833,14 +834,3 @@ def _restates(node: ast.AST, parents: Mapping[int, ast.AST], tested: frozenset[s
                 if words & tested:
                     return True
     return False
-
-
-def _negated(test: ast.expr) -> bool:
-    """``not t.is_cuda``, ``t.device.type != "cuda"``: a test that holds off CUDA."""
-    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
-        return True
-    return (
-        isinstance(test, ast.Compare)
-        and len(test.ops) == 1
-        and isinstance(test.ops[0], ast.NotEq | ast.NotIn | ast.IsNot)
-    )

@@ -510,6 +510,19 @@ def asks_rocm(test: ast.expr, resolve: Resolve) -> bool:
     return match is not None and catalogue_words().get(match.group(1).lower()) == "rocm"
 
 
+def negated(test: ast.expr) -> ast.expr | None:
+    """``not X`` -> X, ``dev != "npu"`` -> ``dev == "npu"``: the positive test of a negated one
+    (whose truth lets the code after an early return go on); None when the test is not negated."""
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        return test.operand
+    if isinstance(test, ast.Compare) and len(test.ops) == 1:
+        if isinstance(test.ops[0], ast.NotEq):
+            return ast.Compare(test.left, [ast.Eq()], test.comparators)
+        if isinstance(test.ops[0], ast.NotIn):  # ``dev not in ("cuda", "xpu")``
+            return ast.Compare(test.left, [ast.In()], test.comparators)
+    return None
+
+
 def negated_flag(name: str) -> str:
     """How a name that holds the negation of a CUDA check (``_CUDA_UNAVAILABLE = not
     torch.cuda.is_available()``) is kept among the CUDA flags: ``not _CUDA_UNAVAILABLE``, which

@@ -514,11 +514,7 @@ def _nvidia_only_integration(node: ast.AST, ctx: Context, package: str) -> bool:
     row = ctx.catalog.table("packages").get("package", {}).get(package, {})
     if row.get("builds") != [] or not isinstance(ctx.parents.get(id(node)), ast.Module):
         return False
-    names = package_names(package, ctx.catalog) - VENDOR_NAMES
-    top = package.split(".")[0]
-    if top != package and top not in package_advice(ctx.catalog):
-        # ``numba.cuda``: a folder named for numba is not one for its CUDA part
-        names -= {top, top.replace("_", "")}
+    names = _scoping_names(package, ctx.catalog)
     path = PurePath(ctx.path)
     return any(_names_package(part, names) for part in (path.stem, *path.parent.parts))
 
@@ -646,6 +642,17 @@ def package_scope(name: str, catalog: Catalog, whole: bool = False) -> frozenset
     return absent[match.group(0)] if match else None
 
 
+def _scoping_names(package: str, catalog: Catalog) -> set[str]:
+    """The names of a package that make a module, class or folder named for it (vendor names
+    aside). ``numba.cuda``: a module named for numba is not one for its CUDA part (numba's CPU
+    JIT runs everywhere), nor is one named for nvidia one for nvidia.dali."""
+    names = package_names(package, catalog) - VENDOR_NAMES
+    top = package.split(".")[0]
+    if top != package and top not in package_advice(catalog):
+        names -= {top, top.replace("_", "")}
+    return names
+
+
 @functools.cache
 def _scope_table(catalog: Catalog) -> tuple[re.Pattern[str], dict[str, frozenset[str]]]:
     """One pattern for every package name (whole words for short aliases such as ``bnb``)."""
@@ -658,13 +665,7 @@ def _scope_table(catalog: Catalog) -> tuple[re.Pattern[str], dict[str, frozenset
             missing = frozenset(TARGETS)
         else:
             missing = frozenset(t for t, a in advice.items() if a.status is Status.UNSUPPORTED)
-        names = package_names(package, catalog) - VENDOR_NAMES
-        top = package.split(".")[0]
-        if top != package and top not in table:
-            # ``numba.cuda``: a module named for numba is not one for its CUDA part (numba's CPU
-            # JIT runs everywhere), nor is one named for nvidia one for nvidia.dali
-            names -= {top, top.replace("_", "")}
-        for name in names:
+        for name in _scoping_names(package, catalog):
             if missing:
                 absent.setdefault(name, missing)
     short = [n for n in absent if len(n) <= 4]
