@@ -194,3 +194,26 @@ CUDA_EXTENSION_FINDINGS = [
 
 def test_modules_after_an_import_of_a_cuda_extension_of_setup_py_have_no_site():
     assert _sites("cuda_extensions") == CUDA_EXTENSION_FINDINGS
+
+
+#: fixtures/project/own_package: the project that holds ``mii/`` imports it in its tests and
+#: examples: that is the project itself, not a CUDA-only package to install (PRT501); what follows
+#: is the project's own code, reported as usual. A package vendored in a folder of its own
+#: (``third_party/apex/apex``) is held by that folder, not by the project: ``train.py`` still
+#: imports a CUDA-only package.
+EVERY_TARGET = ["cpu", "mlu", "mps", "npu", "rocm", "xpu"]
+OWN_PACKAGE_FINDINGS = [
+    ("own_package/tests/test_api.py", 11, "PRT102", "error", NOT_ROCM),
+    ("own_package/train.py", 2, "PRT501", "error", EVERY_TARGET),
+]
+
+
+def test_the_projects_own_tests_import_its_package_without_a_finding():
+    assert _sites("own_package") == OWN_PACKAGE_FINDINGS
+
+
+def test_a_run_without_the_package_keeps_the_import():
+    # the package is found among the files of the run: the tests alone import an install
+    assert _sites("own_package/tests") == [
+        ("own_package/tests/test_api.py", 3, "PRT501", "error", EVERY_TARGET),
+    ]

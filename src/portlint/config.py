@@ -67,6 +67,10 @@ class Settings(NamedTuple):
     #: The targets that cannot load the file because its package, or its own imports, load a
     #: package they have no build of (``python.package_loads``). A run's fact, not configured.
     absent_targets: tuple[str, ...] = ()
+    #: The CUDA-only packages (rules/packages.toml) that are the file's own project: the run
+    #: holds the package and the file sits in the folder that holds it
+    #: (``python.package_loads.own_packages``). A run's fact, not configured.
+    own_packages: tuple[str, ...] = ()
 
     @property
     def root(self) -> Path:

@@ -565,9 +565,10 @@ def _with_layers(
     notice: Callable[[str], None] | None = None,
 ) -> Callable[[Candidate, Settings], Settings]:
     """The settings of each file, completed with the CUDA-API layers that the file reaches
-    among the run's Python files (``python.layers``) and the targets that cannot load it
-    (``python.package_loads``): one settings object for each configuration, set of layers and
-    of targets, so that the cache and the workers see as few distinct ones as before."""
+    among the run's Python files (``python.layers``), the targets that cannot load it and the
+    CUDA-only packages that are its own project (``python.package_loads``): one settings object
+    for each configuration, set of layers, of targets and of packages, so that the cache and the
+    workers see as few distinct ones as before."""
     from portlint.python import layers as found
     from portlint.python import package_loads as loads
 
@@ -594,17 +595,21 @@ def _with_layers(
     layers = found.layers_of(known, TARGETS)
     imports = {path: fact[4] for path, fact in known.items()}
     unloadable: dict[str, loads.Unloadable] = {}
+    homes: dict[str, frozenset[str]] = {}
     if loads.imports_third_party(imports.values()):  # else nothing is absent: no catalogue
-        absent_on = load_catalog().table("device").get("backend", {}).get("absent_on", {})
+        catalog = load_catalog()
+        absent_on = catalog.table("device").get("backend", {}).get("absent_on", {})
         unloadable = loads.unloadable(imports, absent_on)
-    if not layers and not unloadable:
+        packages = catalog.table("packages").get("package", {})
+        homes = loads.package_homes(paths, {name.split(".")[0] for name in packages})
+    if not layers and not unloadable and not homes:
         return lambda candidate, own: own
     if notice is not None:
         for layer, reach in layers.items():
             notice(found.describe(layer, reach))
         for line in loads.packages_described(unloadable):
             notice(line)
-    completed: dict[tuple[int, tuple, tuple], tuple[Settings, Settings]] = {}
+    completed: dict[tuple[int, tuple, tuple, tuple], tuple[Settings, Settings]] = {}
 
     def layered(candidate: Candidate, own: Settings) -> Settings:
         fact = known.get(candidate.path) if candidate.language == "python" else None
@@ -613,12 +618,15 @@ def _with_layers(
         reaching = found.reached(candidate.path, fact, layers)
         absent = unloadable.get(candidate.path)
         absent_targets = absent.targets if absent is not None else ()
-        if not reaching and not absent_targets:
+        owned = loads.own_packages(candidate.path, homes) if homes else ()
+        if not reaching and not absent_targets and not owned:
             return own
-        key = (id(own), reaching, absent_targets)
+        key = (id(own), reaching, absent_targets, owned)
         done = completed.get(key)
         if done is None or done[0] is not own:
-            completed_settings = own._replace(cuda_layers=reaching, absent_targets=absent_targets)
+            completed_settings = own._replace(
+                cuda_layers=reaching, absent_targets=absent_targets, own_packages=owned
+            )
             done = completed[key] = (own, completed_settings)
         return done[1]
 

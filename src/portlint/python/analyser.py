@@ -4187,6 +4187,7 @@ def _analyse_tree(
         ctx.layer_rules = catalog.table("device").get("backend", {}).get("project_layers", {})
     if settings is not None:
         ctx.absent_targets = settings.absent_targets
+        ctx.own_packages = settings.own_packages
     stem = os.path.splitext(os.path.basename(source.path))[0]
     folders = [f for f in os.path.dirname(source.path).replace("\\", "/").split("/") if f]
     if folders and folders[0] == "src":

@@ -154,6 +154,9 @@ class Context:
     #: The targets that cannot load the module (``Settings.absent_targets``): none of its sites
     #: is theirs.
     absent_targets: tuple[str, ...] = ()
+    #: The CUDA-only packages that are the module's own project (``Settings.own_packages``):
+    #: importing them is importing the project itself.
+    own_packages: tuple[str, ...] = ()
     #: The targets that no package of GPU kernels the module imports has a backend for
     #: (rules/device.toml ``[backend.kernels_absent_on]``): a device string there feeds those
     #: kernels, and renaming it for such a target is no port.

@@ -297,11 +297,16 @@ def _probes_package(ctx: Context, package: str) -> bool:
 def _own_package(package: str, ctx: Context) -> bool:
     """``import bitsandbytes.functional`` in ``bitsandbytes/optim/adam.py``: the file is part of
     the package itself (its top folder, or the one below ``src/``, is named for it), which
-    imports its own modules; what it needs is the package's own port, not an install."""
+    imports its own modules; what it needs is the package's own port, not an install. So is
+    ``import mii`` in ``tests/conftest.py`` of the project that holds ``mii/`` (the run's fact
+    ``own_packages``): the project's tests and scripts import the project."""
+    top = package.split(".")[0]
+    if top in ctx.own_packages:
+        return True
     parts = PurePath(ctx.path.replace("\\", "/")).parts[:-1]
     if parts[:1] == ("src",):
         parts = parts[1:]
-    return bool(parts) and parts[0] == package.split(".")[0]
+    return bool(parts) and parts[0] == top
 
 
 def _only_where_built(node: ast.AST, ctx: Context, package: str) -> bool:

@@ -130,6 +130,40 @@ def unloadable(
     return found
 
 
+def package_homes(paths: Iterable[str], names: Iterable[str]) -> dict[str, frozenset[str]]:
+    """Package -> the folders that hold it as a top-level package, for the ``names`` that some
+    file of the run sits inside (``mii/api.py`` sits inside ``mii``, held by the project's root
+    folder; a ``src/`` layout is held by the folder above ``src``)."""
+    wanted = set(names)
+    homes: dict[str, set[str]] = defaultdict(set)
+    for path in paths:
+        folder = os.path.dirname(os.path.abspath(path))
+        parts = _packages(folder)
+        if not parts or parts[0] not in wanted:
+            continue
+        top = folder
+        for _ in parts[1:]:
+            top = os.path.dirname(top)
+        holder = os.path.dirname(top)
+        if os.path.basename(holder) == "src":
+            holder = os.path.dirname(holder)
+        homes[parts[0]].add(holder)
+    return {name: frozenset(folders) for name, folders in homes.items()}
+
+
+def own_packages(path: str, homes: Mapping[str, frozenset[str]]) -> tuple[str, ...]:
+    """The packages of ``homes`` whose project holds ``path``: its tests, examples and scripts
+    import the project's own package (``tests/conftest.py`` beside ``mii/``)."""
+    here = os.path.abspath(path)
+    return tuple(
+        sorted(
+            name
+            for name, folders in homes.items()
+            if any(here.startswith(os.path.join(folder, "")) for folder in folders)
+        )
+    )
+
+
 #: The quotes of a long string.
 LONG_QUOTES = re.compile(rb'"""' + rb"|'''")
 
