@@ -217,3 +217,26 @@ def test_a_run_without_the_package_keeps_the_import():
     assert _sites("own_package/tests") == [
         ("own_package/tests/test_api.py", 3, "PRT501", "error", EVERY_TARGET),
     ]
+
+
+#: fixtures/project/vendor_stacks: a package whose ``__init__`` loads a module that imports a
+#: vendor's own PyTorch stack loads only where that stack is: ``ascendkit`` (``torch_npu``) on
+#: npu alone, ``gaudikit`` (``habana_frameworks``, Intel Gaudi) on no target; a script beside
+#: them that imports neither keeps every target.
+VENDOR_STACK_FINDINGS = [
+    ("vendor_stacks/ascendkit/train.py", 7, "PRT201", "error", ["npu"]),
+    ("vendor_stacks/eval_script.py", 3, "PRT102", "error", NOT_ROCM),
+]
+
+
+def test_a_package_that_loads_a_vendor_stack_lists_that_vendor_alone():
+    assert _sites("vendor_stacks") == VENDOR_STACK_FINDINGS
+
+
+def test_the_run_says_which_package_loads_a_vendor_stack():
+    _, _, err = run_cli("vendor_stacks", "--isolated", "--no-cache", cwd=FIXTURES / "project")
+    assert (
+        "portlint: package gaudikit imports habana_frameworks when it loads (in"
+        " vendor_stacks/gaudikit/ops.py), which no cpu, mlu, mps, npu, rocm, xpu machine has:"
+        " its modules list no cpu, mlu, mps, npu, rocm, xpu site"
+    ) in err.splitlines()

@@ -598,7 +598,10 @@ def _with_layers(
     homes: dict[str, frozenset[str]] = {}
     if loads.imports_third_party(imports.values()):  # else nothing is absent: no catalogue
         catalog = load_catalog()
-        absent_on = catalog.table("device").get("backend", {}).get("absent_on", {})
+        backend = catalog.table("device").get("backend", {})
+        absent_on = loads.with_vendor_stacks(
+            backend.get("absent_on", {}), backend.get("packages", {}), TARGETS
+        )
         unloadable = loads.unloadable(imports, absent_on)
         packages = catalog.table("packages").get("package", {})
         homes = loads.package_homes(paths, {name.split(".")[0] for name in packages})

@@ -69,6 +69,23 @@ def top_imports(raw: bytes) -> list[str]:
     return sorted(set(found))
 
 
+def with_vendor_stacks(
+    absent_on: Mapping[str, Iterable[str]],
+    stacks: Mapping[str, Iterable[str]],
+    targets: Iterable[str],
+) -> dict[str, list[str]]:
+    """``absent_on`` (package -> the targets it is absent on) completed with each vendor's own
+    PyTorch stack (rules/device.toml ``[backend.packages]``, vendor -> its packages): a module
+    that loads ``torch_npu`` loads only where Ascend's stack is, and one that loads
+    ``habana_frameworks`` on no target at all."""
+    merged = {package: sorted(on) for package, on in absent_on.items()}
+    for vendor, packages in stacks.items():
+        elsewhere = {target for target in targets if target != vendor}
+        for package in packages:
+            merged[package] = sorted(elsewhere | set(merged.get(package, ())))
+    return merged
+
+
 def unloadable(
     imports: Mapping[str, list[str]], absent_on: Mapping[str, Iterable[str]]
 ) -> dict[str, Unloadable]:
