@@ -9,6 +9,7 @@ kind of file they are in: a Helm values file has no fixed shape, and the same ``
 from __future__ import annotations
 
 import fnmatch
+import functools
 import re
 from typing import Any
 
@@ -30,7 +31,7 @@ from portlint.deploy.requirements import check_conda_spec, check_pip_arguments, 
 from portlint.deploy.shell import analyse_shell_text
 from portlint.deploy.treesitter import region_text
 from portlint.deploy.words import Word
-from portlint.model import Advice, Span, Status
+from portlint.model import ALL_TARGETS, Advice, Span, Status
 
 ENV_PARENTS = frozenset({"environment", "env", "variables"})
 #: Kubernetes ``env:`` is a list of ``{name: ..., value: ...}``.
@@ -69,6 +70,15 @@ def scan_template(rep: Reporter) -> None:
             span = Span(number, match.start(), number, match.end())
             message = f"`{match.group()}` is advertised by NVIDIA's device plugin only"
             rep.add("PRT911", span, message, resource_advice(rep.catalog))
+
+
+@functools.cache
+def other_vendors(catalog: Any) -> frozenset[str]:
+    """The words that name a vendor other than NVIDIA (rules/device.toml ``[backend.vendors]``)."""
+    vendors = catalog.table("device").get("backend", {}).get("vendors", {})
+    return frozenset(
+        word.lower() for vendor, words in vendors.items() if vendor != "cuda" for word in words
+    )
 
 
 def runtime_class_advice(catalog: Any) -> dict[str, Advice]:
@@ -116,6 +126,10 @@ class YamlWalk:
         if is_mapping(node):
             if not path and "dependencies" in mapping_items(node):
                 self.check_conda_environment(mapping_items(node)["dependencies"][1])
+            if len(path) == 2 and path[0] == "jobs" and self.on_nvidia_runners(node):
+                # the project's NVIDIA CI job: run on NVIDIA alone, by design
+                first, last = node.start_mark.line + 1, node.end_mark.line + 1
+                self.rep.covered_lines.append((first, last, frozenset(ALL_TARGETS)))
             for key, value in node.value:
                 if is_scalar(key):
                     self.check_pair(key, value, path)
@@ -173,6 +187,23 @@ class YamlWalk:
             word = scalar_word(value)
             words = [Word(m.group(), word.part(m.start(), m.end())) for m in WORD.finditer(text)]
             check_container_cli(rep, words)
+
+    def on_nvidia_runners(self, job: Any) -> bool:
+        """Whether a GitHub Actions job's ``runs-on`` labels pin it to NVIDIA machines
+        (rules/deploy.toml ``[ci_runners]``)."""
+        runs_on = mapping_items(job).get("runs-on")
+        if runs_on is None:
+            return False
+        labels = runs_on[1].value if is_sequence(runs_on[1]) else [runs_on[1]]
+        words = {
+            word
+            for label in labels
+            if is_scalar(label)
+            for word in re.split(r"[^a-z0-9]+", str(label.value).lower())
+        }
+        return bool(words & set(self.table["ci_runners"]["nvidia"])) and not words & other_vendors(
+            self.rep.catalog
+        )
 
     def is_resource(self, name: str) -> bool:
         return any(fnmatch.fnmatchcase(name, p) for p in self.table["resource"]["nvidia"])
