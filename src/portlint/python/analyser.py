@@ -284,6 +284,10 @@ class Analyser(ast.NodeVisitor):
                 self.guard = self.guard.inside(cuda_path, covered, reach, behind=behind)
             elif isinstance(node, ast.Assert):
                 self._after_assert(node)
+            elif _after_launch_chain(statement, self.multi_device):
+                # ``if "RANK" in os.environ: ... else: args.distributed = False; return``: what
+                # follows runs with several processes, which a single-device target never has
+                self.guard = self.guard.inside(False, self.multi_device.single)
         self.guard = outer
 
     def _after_assert(self, node: ast.Assert) -> None:
@@ -3498,6 +3502,28 @@ def _param_marks(param: ast.Call) -> list[ast.expr]:
             value = keyword.value
             marks += value.elts if isinstance(value, ast.List | ast.Tuple) else [value]
     return marks
+
+
+def _after_launch_chain(statement: ast.AST, multi: MultiDevice) -> bool:
+    """An ``if``/``elif`` chain whose ``else`` leaves and whose other arms do not, where every
+    arm asks for a launcher's variable or the ``else`` says the run is not distributed: what
+    follows it runs only where a launcher started several processes."""
+    if not (isinstance(statement, ast.If) and statement.orelse):
+        return False
+    tests: list[ast.expr] = []
+    node = statement
+    while True:
+        if _leaves(node.body):
+            return False
+        tests.append(node.test)
+        if len(node.orelse) == 1 and isinstance(node.orelse[0], ast.If):
+            node = node.orelse[0]
+            continue
+        last = node.orelse
+        break
+    if not _leaves(last):
+        return False
+    return all(multi.launched(test) for test in tests) or multi.declares_single(last)
 
 
 def _is_early_return(statement: ast.AST) -> TypeGuard[ast.If]:

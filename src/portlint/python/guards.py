@@ -262,6 +262,10 @@ class MultiDevice:
     mode_words: frozenset[str] = frozenset()
     #: calls that split a batch over several devices in one process (``DataParallel``)
     batch_splits: frozenset[str] = frozenset()
+    #: variables a launcher of several processes sets (``RANK``, ``SLURM_PROCID``)
+    launch_variables: frozenset[str] = frozenset()
+    #: names of a flag that says the run is distributed (``args.distributed``)
+    distributed_flags: frozenset[str] = frozenset()
 
     @classmethod
     def from_facts(cls, facts: Mapping[str, Mapping], table: Mapping) -> MultiDevice:
@@ -280,6 +284,8 @@ class MultiDevice:
             frozenset(table.get("device_selections", ())),
             frozenset(word.lower() for word in table.get("mode_words", ())),
             frozenset(table.get("batch_splits", ())),
+            frozenset(table.get("launch_variables", ())),
+            frozenset(table.get("distributed_flags", ())),
         )
 
     def names_scope(self, name: str) -> bool:
@@ -318,6 +324,39 @@ class MultiDevice:
                 return False
         return False
 
+    def launched(self, test: ast.expr) -> bool:
+        """``"RANK" in os.environ`` (or an ``and`` with such a test): the process was started by
+        a launcher of several processes."""
+        if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And):
+            return any(self.launched(value) for value in test.values)
+        if not (isinstance(test, ast.Compare) and len(test.ops) == 1):
+            return False
+        left, right = test.left, test.comparators[0]
+        environ = right.attr if isinstance(right, ast.Attribute) else getattr(right, "id", None)
+        return (
+            isinstance(test.ops[0], ast.In)
+            and isinstance(left, ast.Constant)
+            and left.value in self.launch_variables
+            and environ == "environ"
+        )
+
+    def declares_single(self, body: list[ast.stmt]) -> bool:
+        """``args.distributed = False`` in the block: it says the run is not distributed."""
+        for statement in body:
+            if not (
+                isinstance(statement, ast.Assign)
+                and isinstance(statement.value, ast.Constant)
+                and statement.value.value is False
+            ):
+                continue
+            for target in statement.targets:
+                last = (
+                    target.attr if isinstance(target, ast.Attribute) else getattr(target, "id", "")
+                )
+                if last.lower() in self.distributed_flags:
+                    return True
+        return False
+
     def concerns(self, branch: Branch) -> bool:
         """The branch test asks for more than one device (``torch.cuda.device_count() > 1``),
         or its body only sets a collective backend, a visible-devices variable or a multi-device
@@ -329,6 +368,9 @@ class MultiDevice:
         if branch.test is not None and self._asks_for_mode(branch.test):
             # ``if use_ddp:``, ``elif args.fsdp:``: an arm for a data-parallel mode, which needs a
             # process group over several devices
+            return True
+        if branch.test is not None and self.launched(branch.test):
+            # ``elif "SLURM_PROCID" in os.environ:``: the arm of a launch of several processes
             return True
         if branch.test is not None and self._sets_up_group(branch.body):
             # ``if ddp and device_type == "cuda": ... init_process_group("nccl")``: a branch
