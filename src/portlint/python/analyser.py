@@ -303,6 +303,11 @@ class Analyser(ast.NodeVisitor):
             # ``assert torch.cuda.device_count() > local_rank``: enough devices for the rank;
             # every accelerator ports it and goes on, a machine without one stops there
             reach = frozenset(self.vendors.markers) - {"cpu"}
+        names = _required_device_names(node.test) if reach is None and not asks else None
+        if names:
+            # ``assert device_type in {"cuda"}, "GPU required"``: a refusal of every other
+            # device (the assert is the site); only the devices it names go on
+            reach = frozenset(self._targets_named(names))
         if reach is None and not asks:
             return
         # (not a CUDA path: the other targets do not skip what follows, they stop at the assert)
@@ -906,13 +911,17 @@ class Analyser(ast.NodeVisitor):
                 continue
             names = _refused_device_names(statement.test)
             if names:
-                admitted: set[str] = set()
-                for name in names:
-                    vendor = "rocm" if name == "cuda" else self.vendors.words.get(name)
-                    if vendor in self.vendors.markers:
-                        admitted.add(vendor)
-                return frozenset(admitted)
+                return frozenset(self._targets_named(names))
         return None
+
+    def _targets_named(self, names: set[str]) -> set[str]:
+        """The targets whose devices carry these names ("cuda" admits ROCm builds)."""
+        admitted: set[str] = set()
+        for name in names:
+            vendor = "rocm" if name == "cuda" else self.vendors.words.get(name)
+            if vendor in self.vendors.markers:
+                admitted.add(vendor)
+        return admitted
 
     def _is_predicate(self, name: str) -> bool:
         """``is_cuda_available``, ``is_rocm_available``, ``has_rocm_capability``: a function
@@ -2745,6 +2754,34 @@ def _refused_device_names(test: ast.expr) -> set[str] | None:
         names |= {v.lower().split(":")[0] for v in strings}
         subjects.add(ast.dump(subject))
     return names if len(subjects) == 1 and "cuda" in names else None
+
+
+def _required_device_names(test: ast.expr) -> set[str] | None:
+    """The device names an assert requires of the run's device, lower-cased: ``device_type ==
+    "cuda"`` or ``args.device in {"cuda", "xpu"}`` (a name, or an attribute of one, that says
+    device; strings on the other side) -> those names; None for any other test, for one that
+    names no CUDA device, and for a tensor's device (``x.device.type == "cuda"``: a check of
+    where one tensor is, before a kernel that reads it)."""
+    if not (isinstance(test, ast.Compare) and len(test.ops) == 1):
+        return None
+    subject, other = test.left, test.comparators[0]
+    if not (
+        isinstance(subject, ast.Name)
+        or (isinstance(subject, ast.Attribute) and isinstance(subject.value, ast.Name))
+    ):
+        return None
+    if isinstance(test.ops[0], ast.Eq) and isinstance(other, ast.Constant):
+        values = [other.value]
+    elif isinstance(test.ops[0], ast.In) and isinstance(other, ast.Tuple | ast.List | ast.Set):
+        values = [e.value for e in other.elts if isinstance(e, ast.Constant)]
+        if len(values) != len(other.elts):
+            return None
+    else:
+        return None
+    if not values or not all(isinstance(v, str) for v in values) or not _says_device(subject):
+        return None
+    names = {v.lower().split(":")[0] for v in values}
+    return names if "cuda" in names else None
 
 
 def _says_device(node: ast.expr) -> bool:
