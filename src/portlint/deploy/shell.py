@@ -3,10 +3,12 @@ tree-sitter-bash: every command, assignment and architecture test in the text.""
 
 from __future__ import annotations
 
+import posixpath
 import re
 from typing import Any
 
 from portlint.deploy.commands import check_command, check_variable
+from portlint.deploy.facts import tool_advice
 from portlint.deploy.report import Reporter
 from portlint.deploy.treesitter import Parsed, parse, walk
 from portlint.deploy.words import Word, unquoted
@@ -30,6 +32,8 @@ def analyse_shell_text(rep: Reporter, text: str, first_line: int = 1) -> None:
     probes_arch = ARCH_PROBE.search(text) is not None
     if VENDOR_TEST.search(text):
         rep.covered_lines += vendor_arms(parsed)
+    if TOOL_PROBE.search(text):
+        rep.covered_lines += tool_probe_arms(parsed, frozenset(tool_advice(rep.catalog)))
     for node in walk(parsed.root):
         if node.type == "command":
             check_command(rep, command_words(node, parsed))
@@ -86,6 +90,43 @@ def vendor_arms(parsed: Parsed) -> list[tuple[int, int, frozenset[str]]]:
                 first, last = parsed.span(body[0]).line, parsed.span(body[-1]).end_line
                 found.append((first, last, targets))
     return found
+
+
+#: Text that may look an NVIDIA tool up (``command -v nvidia-smi``, ``which nvcc``).
+TOOL_PROBE = re.compile(r"(?:\bcommand\s+-v|\bwhich|\btype|\bhash)\s+\S*(?:nvidia-smi|nvcc)\b")
+#: Programs that look a command up without running it.
+LOOKUPS = frozenset({"command", "which", "type", "hash"})
+
+
+def tool_probe_arms(parsed: Parsed, tools: frozenset[str]) -> list[tuple[int, int, frozenset[str]]]:
+    """The arms of an ``if`` or ``elif`` whose test looks one of NVIDIA's ``tools`` up
+    (``if command -v nvidia-smi; then nvidia-smi; fi``, ``which nvcc``; rules/environment.toml
+    ``[tool.*]``): the tool is there only on NVIDIA machines, so no target runs the arm, and the
+    lookup itself fails nowhere. Their lines, from the test's, with every target."""
+    found = []
+    for node in walk(parsed.root):
+        if node.type != "if_statement":
+            continue
+        for test, body in _if_arms(node):
+            if test is not None and body and _probed_tool(test, parsed) in tools:
+                first, last = parsed.span(test).line, parsed.span(body[-1]).end_line
+                found.append((first, last, frozenset(TARGETS)))
+    return found
+
+
+def _probed_tool(test: Any, parsed: Parsed) -> str | None:
+    """The program a lookup looks up (``command -v nvcc``, ``which nvidia-smi > /dev/null``)."""
+    if test.type == "redirected_statement":
+        test = next((c for c in test.named_children if c.type == "command"), test)
+    if test.type != "command":
+        return None
+    words = [word.text for word in command_words(test, parsed)]
+    if not words or posixpath.basename(words[0]) not in LOOKUPS:
+        return None
+    if words[0] == "command" and not {"-v", "-V"} & set(words[1:]):
+        return None  # ``command nvidia-smi`` runs it
+    looked_up = [word for word in words[1:] if not word.startswith("-")]
+    return posixpath.basename(looked_up[0]) if len(looked_up) == 1 else None
 
 
 def _if_arms(node: Any) -> list[tuple[Any | None, list[Any]]]:
