@@ -143,13 +143,18 @@ def test_a_package_that_loads_triton_lists_no_mps_in_its_modules():
     assert _sites("triton_packages") == TRITON_PACKAGE_FINDINGS
 
 
+def _notes(path: str) -> list[str]:
+    """The lines a run over ``path`` in fixtures/project writes to stderr."""
+    _, _, err = run_cli(path, "--isolated", "--no-cache", cwd=FIXTURES / "project")
+    return err.splitlines()
+
+
 def test_the_run_says_which_package_loads_triton():
-    _, _, err = run_cli("triton_packages", "--isolated", "--no-cache", cwd=FIXTURES / "project")
     assert (
         "portlint: package kernelpkg imports triton when it loads (in"
         " triton_packages/kernelpkg/ops/norm.py), which no mps machine has: its modules list no"
         " mps site"
-    ) in err.splitlines()
+    ) in _notes("triton_packages")
 
 
 def test_a_module_linted_without_its_package_keeps_mps():
@@ -234,9 +239,8 @@ def test_a_package_that_loads_a_vendor_stack_lists_that_vendor_alone():
 
 
 def test_the_run_says_which_package_loads_a_vendor_stack():
-    _, _, err = run_cli("vendor_stacks", "--isolated", "--no-cache", cwd=FIXTURES / "project")
     assert (
         "portlint: package gaudikit imports habana_frameworks when it loads (in"
         " vendor_stacks/gaudikit/ops.py), which no cpu, mlu, mps, npu, rocm, xpu machine has:"
         " its modules list no cpu, mlu, mps, npu, rocm, xpu site"
-    ) in err.splitlines()
+    ) in _notes("vendor_stacks")
