@@ -266,6 +266,8 @@ class MultiDevice:
     launch_variables: frozenset[str] = frozenset()
     #: names of a flag that says the run is distributed (``args.distributed``)
     distributed_flags: frozenset[str] = frozenset()
+    #: callees that say a process group is set up (``dist.is_initialized``)
+    group_checks: tuple[str, ...] = ()
 
     @classmethod
     def from_facts(cls, facts: Mapping[str, Mapping], table: Mapping) -> MultiDevice:
@@ -286,6 +288,7 @@ class MultiDevice:
             frozenset(table.get("batch_splits", ())),
             frozenset(table.get("launch_variables", ())),
             frozenset(table.get("distributed_flags", ())),
+            tuple(table.get("group_checks", ())),
         )
 
     def names_scope(self, name: str) -> bool:
@@ -300,6 +303,8 @@ class MultiDevice:
         return runs with several)."""
         if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.Or):
             return any(self.single_process(value) for value in test.values)
+        if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+            return self._checks_group(test.operand)  # ``not dist.is_initialized()``
         if not (isinstance(test, ast.Compare) and len(test.ops) == 1):
             return False
         op = test.ops[0]
@@ -322,6 +327,32 @@ class MultiDevice:
                 if isinstance(op, ast.Lt):
                     return on_left and other.value == 2
                 return False
+        return False
+
+    def _checks_group(self, node: ast.expr) -> bool:
+        """``dist.is_initialized()``, ``is_dist_avail_and_initialized()``: a call that says a
+        process group is set up."""
+        if not (isinstance(node, ast.Call) and not node.args):
+            return False
+        callee = ast.unparse(node.func)
+        return any(callee == name or callee.endswith("." + name) for name in self.group_checks)
+
+    def asks_several_processes(self, test: ast.expr) -> bool:
+        """``world_size > 1``, ``dist.get_world_size() >= 2``, ``num_gpus > 1`` somewhere in
+        the test: a count of processes or devices above one."""
+        for node in walk(test):
+            if not (isinstance(node, ast.Compare) and len(node.ops) == 1):
+                continue
+            side, op, other = node.left, node.ops[0], node.comparators[0]
+            if isinstance(side, ast.Call) and not side.args:
+                side = side.func
+            name = side.attr if isinstance(side, ast.Attribute) else getattr(side, "id", None)
+            if name not in self.process_counts or not isinstance(other, ast.Constant):
+                continue
+            if (isinstance(op, ast.Gt) and other.value == 1) or (
+                isinstance(op, ast.GtE) and other.value == 2
+            ):
+                return True
         return False
 
     def launched(self, test: ast.expr) -> bool:
@@ -371,6 +402,9 @@ class MultiDevice:
             return True
         if branch.test is not None and self.launched(branch.test):
             # ``elif "SLURM_PROCID" in os.environ:``: the arm of a launch of several processes
+            return True
+        if branch.test is not None and self.asks_several_processes(branch.test):
+            # ``if world_size > 1:``, ``... if num_gpus > 1 else None``
             return True
         if branch.test is not None and self._sets_up_group(branch.body):
             # ``if ddp and device_type == "cuda": ... init_process_group("nccl")``: a branch
