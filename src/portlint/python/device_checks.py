@@ -392,7 +392,11 @@ def check_device_strings(node: ast.Call, ctx: Context) -> None:
                 targets=targets,
                 fix=fix,
                 severity=severity,
-                behind=_after_refusing_test(node, ctx) or _chosen_in_arm(literal.node, node, ctx),
+                behind=(
+                    _after_refusing_test(node, ctx)
+                    or _chosen_in_arm(literal.node, node, ctx)
+                    or _moved_in_arm(node, literal, fix, ctx)
+                ),
             )
 
 
@@ -513,6 +517,44 @@ def _chosen_in_arm(literal: ast.AST, call: ast.Call, ctx: Context) -> ast.expr |
     if guard is None or not guard.cuda_only:
         return None
     return guard.behind
+
+
+def _moved_in_arm(
+    call: ast.Call, literal: DeviceLiteral, fix: Fix | None, ctx: Context
+) -> ast.expr | None:
+    """``if torch.cuda.is_available(): x = x.to("cuda")``: a device written where it is used,
+    on the CUDA path of a test, never runs off CUDA; as for ``.cuda()`` there, the test is the
+    site of what the other targets skip (``Context._behind_tests`` hides the device where the
+    test is reported, and the test's fix carries the device's edit). A device without a fix of
+    its own stays a site, or the test's fix would lead the other targets to it; so does one
+    that reaches the position through a variable, which other code may read."""
+    if fix is None or literal.via_variable:
+        return None
+    test = ctx.behind_cuda_test(call, ctx.guards.get(id(call)))
+    if any(isinstance(n, ast.IfExp) and _within(literal.node, n) for n in walk(call)):
+        return None  # ``"cuda" if torch.cuda.is_available() else "cpu"``: the choice itself
+    node: ast.AST | None = call  # (the walk has not reached the call's arguments yet)
+    while node is not None:
+        parent = ctx.parents.get(id(node))
+        if isinstance(parent, ast.IfExp):
+            return None
+        if isinstance(parent, ast.If) and node in parent.body and _within(test, parent.test):
+            # the arm of an ``if`` whose own test asks for CUDA (not a flag set elsewhere)
+            return test if _asks_availability(parent.test, ctx) else None
+        node = parent
+    return None
+
+
+def _within(node: ast.AST | None, tree: ast.AST) -> bool:
+    return node is not None and any(n is node for n in walk(tree))
+
+
+def _asks_availability(test: ast.expr, ctx: Context) -> bool:
+    """``torch.cuda.is_available()``, alone or in an ``and``."""
+    return any(
+        isinstance(n, ast.Call) and ctx.qualified_name(n.func) == "torch.cuda.is_available"
+        for n in walk(test)
+    )
 
 
 def _forwarded_default(
