@@ -2735,23 +2735,11 @@ def _refused_device_names(test: ast.expr) -> set[str] | None:
     names: set[str] = set()
     subjects = set()
     for term in terms:
-        if not (isinstance(term, ast.Compare) and len(term.ops) == 1):
+        compared = _compared_device_names(term, negated=True)
+        if compared is None:
             return None
-        subject, other = term.left, term.comparators[0]
-        if isinstance(term.ops[0], ast.NotEq) and isinstance(other, ast.Constant):
-            values = [other.value]
-        elif isinstance(term.ops[0], ast.NotIn) and isinstance(
-            other, ast.Tuple | ast.List | ast.Set
-        ):
-            values = [e.value for e in other.elts if isinstance(e, ast.Constant)]
-            if len(values) != len(other.elts):
-                return None
-        else:
-            return None
-        strings = [v for v in values if isinstance(v, str)]
-        if len(strings) != len(values) or not _says_device(subject):
-            return None
-        names |= {v.lower().split(":")[0] for v in strings}
+        subject, found = compared
+        names |= found
         subjects.add(ast.dump(subject))
     return names if len(subjects) == 1 and "cuda" in names else None
 
@@ -2762,26 +2750,38 @@ def _required_device_names(test: ast.expr) -> set[str] | None:
     device; strings on the other side) -> those names; None for any other test, for one that
     names no CUDA device, and for a tensor's device (``x.device.type == "cuda"``: a check of
     where one tensor is, before a kernel that reads it)."""
-    if not (isinstance(test, ast.Compare) and len(test.ops) == 1):
+    compared = _compared_device_names(test, negated=False)
+    if compared is None:
         return None
-    subject, other = test.left, test.comparators[0]
+    subject, names = compared
     if not (
         isinstance(subject, ast.Name)
         or (isinstance(subject, ast.Attribute) and isinstance(subject.value, ast.Name))
     ):
         return None
-    if isinstance(test.ops[0], ast.Eq) and isinstance(other, ast.Constant):
+    return names if "cuda" in names else None
+
+
+def _compared_device_names(term: ast.expr, negated: bool) -> tuple[ast.expr, set[str]] | None:
+    """``dev.type == "cuda"`` or ``dev.type in ("cuda", "xpu")`` (with ``negated``, ``!=`` and
+    ``not in``): the operand that says device, and the lower-cased device names of the strings
+    on the other side; None for any other comparison."""
+    if not (isinstance(term, ast.Compare) and len(term.ops) == 1):
+        return None
+    subject, other = term.left, term.comparators[0]
+    equal, member = (ast.NotEq, ast.NotIn) if negated else (ast.Eq, ast.In)
+    if isinstance(term.ops[0], equal) and isinstance(other, ast.Constant):
         values = [other.value]
-    elif isinstance(test.ops[0], ast.In) and isinstance(other, ast.Tuple | ast.List | ast.Set):
+    elif isinstance(term.ops[0], member) and isinstance(other, ast.Tuple | ast.List | ast.Set):
         values = [e.value for e in other.elts if isinstance(e, ast.Constant)]
         if len(values) != len(other.elts):
             return None
     else:
         return None
-    if not values or not all(isinstance(v, str) for v in values) or not _says_device(subject):
+    strings = [v for v in values if isinstance(v, str)]
+    if len(strings) != len(values) or not _says_device(subject):
         return None
-    names = {v.lower().split(":")[0] for v in values}
-    return names if "cuda" in names else None
+    return subject, {v.lower().split(":")[0] for v in strings}
 
 
 def _says_device(node: ast.expr) -> bool:

@@ -540,21 +540,13 @@ def _moved_in_arm(
             return None
         if isinstance(parent, ast.If) and node in parent.body and _within(test, parent.test):
             # the arm of an ``if`` whose own test asks for CUDA (not a flag set elsewhere)
-            return test if _asks_availability(parent.test, ctx) else None
+            return test if asks_availability(parent.test, ctx.qualified_name, set()) else None
         node = parent
     return None
 
 
 def _within(node: ast.AST | None, tree: ast.AST) -> bool:
     return node is not None and any(n is node for n in walk(tree))
-
-
-def _asks_availability(test: ast.expr, ctx: Context) -> bool:
-    """``torch.cuda.is_available()``, alone or in an ``and``."""
-    return any(
-        isinstance(n, ast.Call) and ctx.qualified_name(n.func) == "torch.cuda.is_available"
-        for n in walk(test)
-    )
 
 
 def _forwarded_default(

@@ -314,10 +314,7 @@ class MultiDevice:
                 ast.unparse(side).endswith(member) for member in self.single_process_members
             ):
                 return isinstance(op, ast.Eq) and isinstance(other, ast.Attribute | ast.Name)
-            if isinstance(side, ast.Call) and not side.args:
-                side = side.func  # ``dist.get_world_size()``
-            name = side.attr if isinstance(side, ast.Attribute) else getattr(side, "id", None)
-            if name in self.process_counts and isinstance(other, ast.Constant):
+            if _count_name(side) in self.process_counts and isinstance(other, ast.Constant):
                 if isinstance(op, ast.Eq):
                     return other.value == 1
                 # ``world_size <= 1``, ``world_size < 2``: the count on the left
@@ -344,10 +341,7 @@ class MultiDevice:
             if not (isinstance(node, ast.Compare) and len(node.ops) == 1):
                 continue
             side, op, other = node.left, node.ops[0], node.comparators[0]
-            if isinstance(side, ast.Call) and not side.args:
-                side = side.func
-            name = side.attr if isinstance(side, ast.Attribute) else getattr(side, "id", None)
-            if name not in self.process_counts or not isinstance(other, ast.Constant):
+            if _count_name(side) not in self.process_counts or not isinstance(other, ast.Constant):
                 continue
             if (isinstance(op, ast.Gt) and other.value == 1) or (
                 isinstance(op, ast.GtE) and other.value == 2
@@ -381,10 +375,7 @@ class MultiDevice:
             ):
                 continue
             for target in statement.targets:
-                last = (
-                    target.attr if isinstance(target, ast.Attribute) else getattr(target, "id", "")
-                )
-                if last.lower() in self.distributed_flags:
+                if (_last_name(target) or "").lower() in self.distributed_flags:
                     return True
         return False
 
@@ -773,8 +764,19 @@ def _is_len_call(expr: ast.expr) -> TypeGuard[ast.Call]:
 
 
 def _call_name(call: ast.Call) -> str | None:
-    func = call.func
-    return func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", None)
+    return _last_name(call.func)
+
+
+def _last_name(node: ast.AST) -> str | None:
+    """``a.b.c`` -> ``c``; ``c`` -> ``c``; None for anything else."""
+    return node.attr if isinstance(node, ast.Attribute) else getattr(node, "id", None)
+
+
+def _count_name(side: ast.expr) -> str | None:
+    """The name of a count: ``world_size``, ``args.world_size``, ``dist.get_world_size()``."""
+    if isinstance(side, ast.Call) and not side.args:
+        side = side.func
+    return _last_name(side)
 
 
 def _predicate_name(call: ast.Call) -> str:
