@@ -18,6 +18,10 @@ of the finding (``portlint.python.torch_api``):
   (``torch.cuda.OutOfMemoryError is torch.OutOfMemoryError``): it exists on every build and means
   the same there, so it is no site. Not called.
 
+A class that is an exception (``torch.cuda.CudaError``) is marked ``exception = "true"`` beside
+its outcome: it exists on every build, so naming it in an ``except`` clause only catches what CUDA
+raised, which nothing raises elsewhere (portlint reports no site there).
+
 Each public name listed for ``torch.cuda`` in ``rules/generated/torch_modules.toml``, and each
 private name that ``rules/torch_api.toml`` marks ``private = true``, is called with
 the first argument list that is not rejected as a wrong signature: ``()``, ``(0,)``, a CPU RNG
@@ -84,11 +88,15 @@ def measure_one(torch, name: str, generic: str | None = None) -> dict[str, str]:
         return {"outcome": "module"}
     if not callable(target):
         return {"outcome": "value", "value": _value_text(target)}
+    fact = {"outcome": "unknown"}
     for arguments in argument_lists(torch):
         outcome = _call(target, arguments)
         if outcome is not None:
-            return outcome
-    return {"outcome": "unknown"}
+            fact = outcome
+            break
+    if isinstance(target, type) and issubclass(target, BaseException):
+        fact["exception"] = "true"
+    return fact
 
 
 def _call(target, arguments: tuple) -> dict[str, str] | None:

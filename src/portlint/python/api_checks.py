@@ -406,6 +406,13 @@ def _last_name(node: ast.AST) -> str | None:
     return node.attr if isinstance(node, ast.Attribute) else None
 
 
+def _caught_type(node: ast.AST, parent: ast.AST | None, ctx: Context) -> bool:
+    """``node`` is the type of an ``except`` clause, or one of a tuple of them."""
+    if isinstance(parent, ast.Tuple):
+        node, parent = parent, ctx.parents.get(id(parent))
+    return isinstance(parent, ast.ExceptHandler) and parent.type is node
+
+
 def _report_torch_cuda(node: ast.AST, name: str, ctx: Context) -> None:
     if _monkeypatch(node, name, ctx):
         return
@@ -436,6 +443,8 @@ def _report_torch_cuda(node: ast.AST, name: str, ctx: Context) -> None:
     entry = torch_cuda_api(ctx.catalog).entry(member)
     if entry.outcome == "same":
         return  # ``except torch.cuda.OutOfMemoryError``: torch.OutOfMemoryError in every build
+    if entry.exception and _caught_type(node, parent, ctx):
+        return  # ``except torch.cuda.CudaError:`` catches what CUDA raised; nothing else does
     if entry.outcome in NO_RAISE and _beside_rocm_build_test(node, ctx):
         return  # ``torch.cuda.is_available() and torch.version.hip``: False off ROCm whatever
     guard = ctx.guards.get(id(node))

@@ -51,6 +51,8 @@ class ApiEntry:
     value: str | None = None
     #: A private name reported all the same (``private = true`` in rules/torch_api.toml).
     private: bool = False
+    #: An exception class, which every build has (measured: ``torch.cuda.CudaError``).
+    exception: bool = False
 
     def behaviour_text(self) -> str:
         """A few words on what happens without CUDA, for the finding's message."""
@@ -142,6 +144,7 @@ class TorchCudaApi:
             outcome=outcome,
             value=behaviour.get("value"),
             private=bool(policy.get("private", False)),
+            exception=behaviour.get("exception") == "true",
         )
 
     def _vendor_advice(
