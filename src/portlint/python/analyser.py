@@ -1848,7 +1848,12 @@ class Analyser(ast.NodeVisitor):
             # A CUDA branch that only prints or logs (memory used, "running on GPU"), or whose
             # sibling is a stand-in (``torch.cuda.synchronize if cuda else lambda: None``): info.
             logs = polarity[position] != 0 and (
-                _only_logs(branch)
+                # ``if not torch.cuda.is_available(): print("using CPU") elif ...: model.cuda()``:
+                # the later arms are the CUDA path, and what they hold is what the test decides
+                (
+                    _only_logs(branch)
+                    and (polarity[position] == 1 or all(map(_only_logs, branches[position + 1 :])))
+                )
                 or (
                     polarity[position] == -1
                     and statement
