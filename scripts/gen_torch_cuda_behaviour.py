@@ -183,6 +183,28 @@ def measure(torch) -> dict[str, dict[str, str]]:
     }
 
 
+def stateless_modules(torch) -> list[str]:
+    """The ``torch.nn`` module classes that hold no tensor when built without arguments and
+    whose ``.cuda()`` returns without CUDA."""
+    found = []
+    for name in sorted(dir(torch.nn)):
+        cls = getattr(torch.nn, name)
+        if not (isinstance(cls, type) and issubclass(cls, torch.nn.Module)):
+            continue
+        try:
+            module = cls()
+        except Exception:  # needs arguments: not measured
+            continue
+        if list(module.parameters()) or list(module.buffers()):
+            continue
+        try:
+            module.cuda()
+        except Exception:
+            continue
+        found.append(name)
+    return found
+
+
 def generic_forms() -> dict[str, str]:
     """``torch.cuda`` name -> its device-generic form (``generic`` in ``rules/torch_api.toml``)
     where that form is a plain dotted name (``torch.OutOfMemoryError``)."""
@@ -204,7 +226,7 @@ def private_names() -> set[str]:
     return {name for name, entry in policy.items() if entry.get("private")}
 
 
-def render(version: str, facts: dict[str, dict[str, str]]) -> str:
+def render(version: str, facts: dict[str, dict[str, str]], stateless: list[str]) -> str:
     lines = [
         HEADER,
         "# What each torch.cuda name does without CUDA, measured by calling it on a CPU-only",
@@ -216,6 +238,15 @@ def render(version: str, facts: dict[str, dict[str, str]]) -> str:
     for name, fact in facts.items():
         fields = ", ".join(f"{key} = {_toml_string(value)}" for key, value in fact.items())
         lines.append(f"{_toml_key(name)} = {{ {fields} }}")
+    lines += [
+        "",
+        "# torch.nn modules that hold no tensor built without arguments, and whose .cuda()",
+        "# returns without CUDA.",
+        "[stateless]",
+        "names = [",
+        *(f"    {_toml_string(name)}," for name in stateless),
+        "]",
+    ]
     return "\n".join(lines) + "\n"
 
 
@@ -238,7 +269,7 @@ def main(argv: list[str] | None = None) -> int:
         print("error: run this with a CPU-only build of torch", file=sys.stderr)
         return 2
     version = torch.__version__.split("+")[0]
-    text = render(version, measure(torch))
+    text = render(version, measure(torch), stateless_modules(torch))
     if options.check:
         current = options.output.read_text(encoding="utf-8") if options.output.exists() else ""
         if current != text:

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import ast
+import functools
 import os
 import re
 from collections.abc import Callable, Collection
 from copy import deepcopy
 from dataclasses import dataclass
 
+from portlint.catalog import Catalog
 from portlint.model import PORTABLE, Advice, Edit, Fix, Severity, Span, Status
 from portlint.python.backends import vendor_words
 from portlint.python.context import Context
@@ -744,12 +746,35 @@ def check_cuda_method(node: ast.Call, ctx: Context) -> None:
     receiver = func.value
     if isinstance(receiver, ast.Call) and getattr(receiver.func, "id", None) == "super":
         return  # super().cuda(...) inside a ``def cuda`` override: not a call site
+    if _stateless_module(receiver, ctx):
+        return  # ``nn.CrossEntropyLoss().cuda()``: nothing to move, on NVIDIA or elsewhere
     message = "`.cuda()` moves the object to a CUDA device"
     tail = attribute_tail_span(node, ctx)
     fix = ctx.fixes.cuda_method(node, tail) if ctx.fixes else None
     # behind a reported CUDA test the move never runs elsewhere: the test is the site
     behind = ctx.behind_cuda_test(node, ctx.guards.get(id(node)))
     ctx.report(node, "PRT102", message, span=tail, fix=fix, behind=behind)
+
+
+def _stateless_module(node: ast.expr, ctx: Context) -> bool:
+    """``nn.CrossEntropyLoss(reduction="sum")``: a ``torch.nn`` module that holds no tensor,
+    built with constant arguments only (measured: rules/generated/torch_cuda_behaviour.toml
+    ``[stateless]``), so that its ``.cuda()`` moves nothing."""
+    if not isinstance(node, ast.Call):
+        return False
+    name = ctx.qualified_name(node.func) or ""
+    if not name.startswith("torch.nn.") or name.count(".") != 2:
+        return False
+    arguments = [*node.args, *(keyword.value for keyword in node.keywords)]
+    if any(not isinstance(argument, ast.Constant) for argument in arguments):
+        return False  # ``weight=class_weights``: a tensor it keeps
+    return name.rsplit(".", 1)[1] in _stateless_names(ctx.catalog)
+
+
+@functools.cache
+def _stateless_names(catalog: Catalog) -> frozenset[str]:
+    facts = catalog.data("generated/torch_cuda_behaviour.toml")
+    return frozenset(facts.get("stateless", {}).get("names", ()))
 
 
 def _stored_unread(node: ast.expr, ctx: Context) -> bool:
