@@ -147,7 +147,9 @@ def check_backend_attribute(node: ast.Attribute, name: str, ctx: Context) -> Non
         code = "PRT302" if isinstance(parent, ast.Compare) else "PRT301"
         if code == "PRT302":
             targets = _left_to_compare(node, ctx)
-            ctx.report(node, code, "Backend compared with `Backend.NCCL`", targets=targets)
+            behind = ctx.behind_cuda_test(node, ctx.guards.get(id(parent)))
+            message = "Backend compared with `Backend.NCCL`"
+            ctx.report(node, code, message, targets=targets, behind=behind)
         else:
             behind = ctx.behind_cuda_test(node, ctx.guards.get(id(node)))
             ctx.report(node, code, "NCCL backend hard-coded", behind=behind)
@@ -168,7 +170,10 @@ def check_backend_comparison(node: ast.Compare, ctx: Context) -> None:
         for element in elements:
             if _is_nccl(element):
                 targets = _left_to_compare(element, ctx)
-                ctx.report(element, "PRT302", 'Backend compared with `"nccl"`', targets=targets)
+                # in the arm of a reported CUDA test the comparison never runs elsewhere
+                behind = ctx.behind_cuda_test(element, ctx.guards.get(id(node)))
+                message = 'Backend compared with `"nccl"`'
+                ctx.report(element, "PRT302", message, targets=targets, behind=behind)
 
 
 def _left_to_compare(node: ast.AST, ctx: Context) -> dict[str, Advice]:
