@@ -3,14 +3,12 @@
 from __future__ import annotations
 
 import ast
-import functools
 import os
 import re
 from collections.abc import Callable, Collection
 from copy import deepcopy
 from dataclasses import dataclass
 
-from portlint.catalog import Catalog
 from portlint.model import PORTABLE, Advice, Edit, Fix, Severity, Span, Status
 from portlint.python.backends import vendor_words
 from portlint.python.context import Context
@@ -768,13 +766,7 @@ def _stateless_module(node: ast.expr, ctx: Context) -> bool:
     arguments = [*node.args, *(keyword.value for keyword in node.keywords)]
     if any(not isinstance(argument, ast.Constant) for argument in arguments):
         return False  # ``weight=class_weights``: a tensor it keeps
-    return name.rsplit(".", 1)[1] in _stateless_names(ctx.catalog)
-
-
-@functools.cache
-def _stateless_names(catalog: Catalog) -> frozenset[str]:
-    facts = catalog.data("generated/torch_cuda_behaviour.toml")
-    return frozenset(facts.get("stateless", {}).get("names", ()))
+    return name.rsplit(".", 1)[1] in torch_cuda_api(ctx.catalog).stateless_modules
 
 
 def _stored_unread(node: ast.expr, ctx: Context) -> bool:

@@ -91,9 +91,10 @@ class TorchCudaApi:
         facts = catalog.data("generated/torch_modules.toml")["modules"]
         self.cuda_names = frozenset(facts["torch.cuda"]["names"])
         self.vendor_names = {t: frozenset(facts[f"torch.{t}"]["names"]) for t in VENDOR_MODULES}
-        self.behaviour: dict[str, dict[str, str]] = catalog.data(
-            "generated/torch_cuda_behaviour.toml"
-        )["behaviour"]
+        measured = catalog.data("generated/torch_cuda_behaviour.toml")
+        self.behaviour: dict[str, dict[str, str]] = measured["behaviour"]
+        #: The ``torch.nn`` classes that hold no tensor built without arguments (measured).
+        self.stateless_modules = frozenset(measured.get("stateless", {}).get("names", ()))
 
     def normalise(self, name: str) -> str:
         """``memory.empty_cache`` -> ``empty_cache``: sub-module paths re-exported by torch.cuda."""
