@@ -179,6 +179,7 @@ def test_the_prefilter_searches_from_its_anchors():
     assert len(WORDS.searches) == len(ANCHORS)
     assert all(search.pattern.startswith(tuple(ANCHORS)) for search in WORDS.searches)
     shapes = ("x = CUDAExtension(", "sm_90", "import flash_attn", "import marlin", "import mii")
+    shapes += ("from causal_conv1d import causal_conv1d_fn",)
     for word in (*CANDIDATE_WORDS, *shapes):
         assert is_candidate(f"# {word}\n") and is_candidate(word), word
     nears = (
@@ -191,9 +192,11 @@ def test_the_prefilter_searches_from_its_anchors():
         "marlin_utils",
         "mii_config",
         "semiinfinite",
+        "def causal_conv1d_ref(x):",
     )
     for near in nears:
         assert not is_candidate(near), near
     assert set(CANDIDATE_CONTEXTS) <= {
-        w for w in ("flash_attn", "CUDA", "nvidia", "sm_", "cpp_extension", "marlin", "mii")
+        *("flash_attn", "CUDA", "nvidia", "sm_", "cpp_extension", "marlin", "mii"),
+        "causal_conv1d",
     }

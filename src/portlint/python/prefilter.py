@@ -33,6 +33,7 @@ CANDIDATE_WORDS = (
     "q8_kernels",
     "fbgemm_gpu",
     "exllamav2",
+    "mamba_ssm",
     "nvfuser",
     "ProfilerActivity",
     "GradScaler",
@@ -45,6 +46,8 @@ CANDIDATE_CONTEXTS = {
     "flash_attn": re.compile(r"flash_attn(?!\w)(?<!\wflash_attn)"),
     # the Marlin kernels' module (``import marlin``), not a longer name such as marlin_utils
     "marlin": re.compile(r"marlin(?!\w)(?<!\wmarlin)"),
+    # the causal-conv1d kernels' module, not a longer name such as causal_conv1d_ref
+    "causal_conv1d": re.compile(r"causal_conv1d(?!\w)(?<!\wcausal_conv1d)"),
     # DeepSpeed-MII's module (``from mii import pipeline``), not a longer name
     "mii": re.compile(r"mii(?!\w)(?<!\wmii)"),
     # the environment variables (CUDA_VISIBLE_DEVICES, PYTORCH_CUDA_ALLOC_CONF) and CUDAExtension
@@ -59,12 +62,12 @@ CANDIDATE_CONTEXTS = {
 }
 
 
-#: Where the searches start (``portlint.wordsearch``): "u" for the ``cu...`` words, "x" for
-#: apex, xformers, exllamav2 and cpp_extension, "n" for the ``nv...`` words, nccl, tensorrt,
-#: flash..., bitsandbytes, transformer_engine, sageattention, q8_kernels and marlin, "A" and "L"
-#: for the upper-case words, "m" for sm_, mii and fbgemm_gpu, "G" for GradScaler (a grad scaler
-#: given no device takes "cuda"): seven passes over the text where starting from each word's
-#: first letter takes fourteen.
+#: Where the searches start (``portlint.wordsearch``): "u" for the ``cu...`` words and
+#: causal_conv1d, "x" for apex, xformers, exllamav2 and cpp_extension, "n" for the ``nv...`` words,
+#: nccl, tensorrt, flash..., bitsandbytes, transformer_engine, sageattention, q8_kernels and marlin,
+#: "A" and "L" for the upper-case words, "m" for sm_, mii, fbgemm_gpu and mamba_ssm, "G" for
+#: GradScaler (a grad scaler given no device takes "cuda"): seven passes over the text where
+#: starting from each word's first letter takes fourteen.
 ANCHORS = "uxnALmG"
 
 #: The words and contexts, found in one pass (``portlint.wordsearch``); its expressions, from the
