@@ -58,3 +58,22 @@ def test_block_size_comes_from_the_launching_function():
     assert "with 768 threads per block" in local
     [file_wide] = found[line_of("launch_scope.cu", "block_size>>>", after="file_constants")]
     assert "with 1024 threads per block" in file_wide
+
+
+def test_a_32_bit_mask_is_an_error_and_a_narrow_ballot_a_warning():
+    """HIP's ``*_sync`` functions static_assert a 64-bit mask, so a 32-bit one does not build;
+    a ballot kept in 32 bits builds and loses lanes 32-63."""
+    source = read_source(CXX / "warp_hazards.cu", "cxx")
+    found = {
+        (finding.span.line, finding.symbol): finding.severity.value
+        for finding in lint_source(source, "cxx", Settings()).findings
+        if finding.code == "PRT802"
+    }
+    vote = line_of("warp_hazards.cu", "unsigned vote")
+    assert found == {
+        (line_of("warp_hazards.cu", "__shfl_down_sync(0xffffffff"), "0xffffffff"): "error",
+        (line_of("warp_hazards.cu", "__shfl_xor_sync(FULL_MASK"), "FULL_MASK"): "error",
+        (vote, "~0u"): "error",
+        (vote, "unsigned"): "warning",
+        (line_of("warp_hazards.cu", "unsigned active"), "unsigned"): "warning",
+    }

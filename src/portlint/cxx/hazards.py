@@ -16,6 +16,7 @@ from tree_sitter import Node
 from portlint.cxx.api_sites import is_torch_extension
 from portlint.cxx.kernels import Kernel
 from portlint.cxx.unit import Unit
+from portlint.model import Severity
 
 WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 CAMEL_PART = re.compile(r"[A-Z]?[a-z0-9]+|[A-Z]+(?![a-z])")
@@ -82,6 +83,7 @@ class HazardData:
     ballot_functions: frozenset[str]
     full_masks: frozenset[str]
     narrow_types: frozenset[str]
+    narrow_result_severity: Severity
     texture_names: frozenset[str]
     texture_prefixes: tuple[str, ...]
     interop_in_hip: frozenset[str]
@@ -106,6 +108,7 @@ class HazardData:
             ballot_functions=frozenset(lanes["ballot_functions"]),
             full_masks=frozenset(m.lower() for m in lanes["full_masks"]),
             narrow_types=frozenset(lanes["narrow_types"]),
+            narrow_result_severity=Severity(lanes["narrow_result_severity"]),
             texture_names=frozenset(texture["names"]),
             texture_prefixes=tuple(texture["prefixes"]),
             interop_in_hip=frozenset(texture["interop_in_hip"]),
@@ -400,7 +403,8 @@ def _check_mask_argument(unit, call: Node, name: str, data: HazardData, mask_nam
             "PRT802",
             mask.start_byte,
             mask.end_byte,
-            f"32-bit full-warp mask `{text}` in `{name}`: a 64-lane wavefront needs a 64-bit mask",
+            f"32-bit full-warp mask `{text}` in `{name}`: HIP requires a 64-bit mask "
+            "(a 64-lane wavefront), so this does not compile for AMD GPUs",
             node=mask,
         )
 
@@ -422,6 +426,7 @@ def _check_ballot_result(unit: Unit, call: Node, name: str, data: HazardData) ->
         f"`{name}` result stored in 32-bit `{unit.text(kind)}`: lane masks have 64 bits on "
         "AMD GPUs",
         node=kind,
+        severity=data.narrow_result_severity,
     )
 
 
