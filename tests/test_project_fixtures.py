@@ -244,3 +244,52 @@ def test_the_run_says_which_package_loads_a_vendor_stack():
         " vendor_stacks/gaudikit/ops.py), which no cpu, mlu, mps, npu, rocm, xpu machine has:"
         " its modules list no cpu, mlu, mps, npu, rocm, xpu site"
     ) in _notes("vendor_stacks")
+
+
+#: fixtures/project/torch_includes: scale.cu reaches PyTorch through its own header util.cuh,
+#: and includes check.h: PyTorch's build compiles (and on ROCm hipifies) all three, so rocm is
+#: listed on none of their names. tools/bench.cu shares check.h but nvcc builds it on its own.
+TORCH_INCLUDE_FINDINGS = [
+    ("torch_includes/csrc/check.h", 6, "PRT701", "error", ["cpu", "mlu", "mps", "npu", "xpu"]),
+    ("torch_includes/csrc/check.h", 7, "PRT701", "error", ["cpu", "mlu", "mps", "npu", "xpu"]),
+    ("torch_includes/csrc/check.h", 7, "PRT701", "error", ["cpu", "mlu", "mps", "npu", "xpu"]),
+    ("torch_includes/csrc/scale.cu", 6, "PRT705", "error", ["cpu", "mlu", "mps", "npu", "xpu"]),
+    ("torch_includes/csrc/scale.cu", 13, "PRT701", "error", ["cpu", "mlu", "mps", "npu", "xpu"]),
+    ("torch_includes/csrc/util.cuh", 6, "PRT701", "error", ["cpu", "mlu", "mps", "npu", "xpu"]),
+    (
+        "torch_includes/tools/bench.cu",
+        7,
+        "PRT701",
+        "error",
+        ["cpu", "mlu", "mps", "npu", "rocm", "xpu"],
+    ),
+]
+
+
+def test_sources_that_reach_pytorch_through_their_own_headers_are_extension_sources():
+    assert _sites("torch_includes") == TORCH_INCLUDE_FINDINGS
+
+
+def test_a_source_linted_alone_still_follows_its_includes():
+    # linted on its own, scale.cu still follows its includes to util.cuh on disk
+    sites = _sites("torch_includes/csrc/scale.cu")
+    assert sites == [s for s in TORCH_INCLUDE_FINDINGS if s[0].endswith("scale.cu")]
+
+
+def test_cached_include_facts_give_the_same_answer(tmp_path):
+    project = tmp_path / "torch_includes"
+    shutil.copytree(FIXTURES / "project" / "torch_includes", project)
+    runs = [
+        run_cli("torch_includes", "--output-format", "json", "--isolated", cwd=tmp_path)
+        for _ in range(2)
+    ]
+    assert [status for status, _, _ in runs] == [1, 1]
+    assert _targets_by_site(runs[0][1]) == _targets_by_site(runs[1][1]) == TORCH_INCLUDE_FINDINGS
+    # the header stops including PyTorch: the sources that reached it through it are plain CUDA
+    util = project / "csrc" / "util.cuh"
+    util.write_text(util.read_text().replace("#include <ATen/cuda/CUDAContext.h>\n", ""))
+    _, out, _ = run_cli("torch_includes", "--output-format", "json", "--isolated", cwd=tmp_path)
+    listing_rocm = {
+        (path, line) for path, line, _, _, targets in _targets_by_site(out) if "rocm" in targets
+    }
+    assert ("torch_includes/csrc/scale.cu", 13) in listing_rocm

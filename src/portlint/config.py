@@ -71,6 +71,10 @@ class Settings(NamedTuple):
     #: holds the package and the file sits in the folder that holds it
     #: (``python.package_loads.own_packages``). A run's fact, not configured.
     own_packages: tuple[str, ...] = ()
+    #: The file is compiled by PyTorch's extension tooling because a chain of the project's own
+    #: quoted includes reaches a PyTorch header, or such a file includes it
+    #: (``cxx.includes.torch_built``). A run's fact, not configured.
+    torch_built: bool = False
 
     @property
     def root(self) -> Path:

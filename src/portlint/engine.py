@@ -23,7 +23,7 @@ from portlint.catalog import Catalog, load_catalog
 from portlint.config import Settings
 from portlint.discover import Candidate, matches_glob
 from portlint.fix import MAX_ROUNDS, FixPolicy, apply_fixes
-from portlint.languages import is_python_path
+from portlint.languages import CXX, is_python_path
 from portlint.model import TARGETS, FileResult, Finding, SourceFile, Span
 from portlint.sink import FindingList
 
@@ -564,7 +564,58 @@ def _with_layers(
     cache: Cache | None,
     notice: Callable[[str], None] | None = None,
 ) -> Callable[[Candidate, Settings], Settings]:
-    """The settings of each file, completed with the CUDA-API layers that the file reaches
+    """The settings of each file, completed with the run's facts about it: those of a Python
+    file (``_python_layers``), and for a C++/CUDA file whether PyTorch's build compiles it
+    (``cxx.includes``)."""
+    python = _python_layers(ordered, settings, cache, notice)
+    built = _torch_built(ordered, settings, cache)
+    if not built:
+        return python
+    marked: dict[int, tuple[Settings, Settings]] = {}
+
+    def layered(candidate: Candidate, own: Settings) -> Settings:
+        own = python(candidate, own)
+        if candidate.language != CXX or os.path.normpath(candidate.path) not in built:
+            return own
+        done = marked.get(id(own))
+        if done is None or done[0] is not own:
+            done = marked[id(own)] = (own, own._replace(torch_built=True))
+        return done[1]
+
+    return layered
+
+
+def _torch_built(
+    ordered: list[Candidate], settings: Settings, cache: Cache | None
+) -> frozenset[str]:
+    """The run's C++/CUDA files (normalised paths) that PyTorch's extension build compiles, as
+    the project's own includes show (``cxx.includes.torch_built``)."""
+    paths = [candidate.path for candidate in ordered if candidate.language == CXX]
+    if not paths:
+        return frozenset()
+    from portlint.cxx import includes
+    from portlint.python.layers import read_file
+
+    extension = load_catalog().table("cxx").get("torch_extension", {})
+    prefixes = extension.get("include_prefixes", ())
+
+    def read(path: str) -> list | None:
+        raw = read_file(path, settings.max_file_size)
+        return None if raw is None else includes.file_facts(raw, prefixes)
+
+    def facts_of(path: str) -> list | None:
+        return cache.facts(path, read, includes.valid_facts) if cache else read(path)
+
+    return includes.torch_built(paths, facts_of)
+
+
+def _python_layers(
+    ordered: list[Candidate],
+    settings: Settings,
+    cache: Cache | None,
+    notice: Callable[[str], None] | None = None,
+) -> Callable[[Candidate, Settings], Settings]:
+    """The settings of each Python file, completed with the CUDA-API layers that the file reaches
     among the run's Python files (``python.layers``), the targets that cannot load it and the
     CUDA-only packages that are its own project (``python.package_loads``): one settings object
     for each configuration, set of layers, of targets and of packages, so that the cache and the

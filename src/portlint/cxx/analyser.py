@@ -114,7 +114,8 @@ def analyse_cxx(
 ) -> None:
     """Emit the findings of one C++/CUDA file into ``sink``: API sites, then kernels, then
     hazards (the engine sorts them into file order)."""
-    analyse_unit(make_unit(source, catalog, sink), settings)
+    torch_built = settings is not None and settings.torch_built
+    analyse_unit(make_unit(source, catalog, sink, torch_built=torch_built), settings)
 
 
 def make_unit(
@@ -122,9 +123,11 @@ def make_unit(
     catalog: Catalog,
     sink: FindingSink,
     unit_type: Callable[..., Unit] | None = None,
+    torch_built: bool = False,
 ) -> Unit:
     """The file parsed, with what every check reads of it (``unit_type``: a ``Unit`` that reads
-    one part of a larger file, ``cxx.parts``)."""
+    one part of a larger file, ``cxx.parts``; ``torch_built``: PyTorch's build compiles it, as
+    the project's includes show, ``cxx.includes``)."""
     from portlint.cxx.parsing import parse
     from portlint.cxx.preprocessor import hip_guarded_lines
     from portlint.cxx.unit import Unit
@@ -145,6 +148,7 @@ def make_unit(
         guarded=hip_guarded_lines(index.lines, hip_macros),
         sink=sink,
         covered=covered_targets(source.path),
+        torch_built=torch_built,
     )
 
 

@@ -75,7 +75,10 @@ def torch_hipify(unit: Unit) -> dict[str, dict[str, str]]:
 
 def is_torch_extension(unit: Unit) -> bool:
     """The source includes a PyTorch header (rules/cxx.toml ``[torch_extension]``, as ``<torch/``
-    or ``"torch/``): PyTorch's extension tooling (or PyTorch's own build) compiles it."""
+    or ``"torch/``), itself or through the project's own headers (``cxx.includes``): PyTorch's
+    extension tooling (or PyTorch's own build) compiles it."""
+    if unit.torch_built:
+        return True
     prefixes = unit.catalog.table("cxx").get("torch_extension", {}).get("include_prefixes", ())
     # asked of the whole file's text (a part of a large file holds its includes or not)
     opened = [f"{quote}{prefix}".encode() for prefix in prefixes for quote in '<"']

@@ -741,7 +741,7 @@ def _part_findings(
     module = _module(source, part, before, after)
     sink = FindingList()
     unit_type = functools.partial(PartUnit, whole=whole)
-    unit = make_unit(module.source, catalog, sink, unit_type)
+    unit = make_unit(module.source, catalog, sink, unit_type, settings.torch_built)
     _check_parsed(unit)
     analyse_unit(unit, settings)
     findings = select_findings(sink.findings, module.source, settings)

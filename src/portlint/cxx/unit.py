@@ -54,6 +54,8 @@ class Unit:
     sink: FindingSink
     #: Targets the file's folder already answers for (``backend_targets``): none of their sites.
     covered: frozenset[str] = frozenset()
+    #: PyTorch's build compiles the file, as its own includes show (``cxx.includes``).
+    torch_built: bool = False
     _reported: set[tuple[str, int, int]] = field(default_factory=set)
     _line_starts: list[int] | None = None
     _folded: bytes | None = None
