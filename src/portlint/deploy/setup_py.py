@@ -4,9 +4,12 @@ of ``setup()`` and nvcc architecture flags in ``extra_compile_args``."""
 from __future__ import annotations
 
 import ast
+from itertools import pairwise
+from typing import TypeGuard
 
 from portlint.catalog import Catalog
 from portlint.deploy.commands import check_arch_flags
+from portlint.deploy.facts import deploy_table
 from portlint.deploy.report import Reporter
 from portlint.deploy.requirements import check_requirement
 from portlint.deploy.words import Word
@@ -32,8 +35,39 @@ def analyse_setup_py(source: SourceFile, catalog: Catalog, settings, sink: Findi
                 if keyword.arg in REQUIREMENT_KEYWORDS or keyword.arg == "extras_require":
                     for string in requirement_strings(keyword.value):
                         check_requirement(rep, string_word(rep, string))
-        elif isinstance(node, ast.Constant) and isinstance(node.value, str):
-            check_arch_flags(rep, string_word(rep, node), None, None)
+    if not builds_for_rocm(source.text, catalog):
+        check_flag_strings(rep, tree)
+
+
+def builds_for_rocm(text: str, catalog: Catalog) -> bool:
+    """The script builds for ROCm itself (rules/deploy.toml ``[nvcc_flags] rocm_build_words``:
+    it asks ``torch.version.hip`` or ``ROCM_HOME``, or passes hip-clang's ``--offload-arch``):
+    its nvcc flags are for its CUDA build, and ROCm's build has flags of its own."""
+    words = deploy_table(catalog)["nvcc_flags"]["rocm_build_words"]
+    return any(word in text for word in words)
+
+
+def check_flag_strings(rep: Reporter, tree: ast.Module) -> None:
+    """PRT923 in the script's strings, each read after the string before it in the same list
+    (``["-gencode", "arch=compute_80,code=sm_80"]`` is one flag); docstrings and other strings
+    that stand alone as a statement are prose, not arguments."""
+    prose = {id(node.value) for node in ast.walk(tree) if isinstance(node, ast.Expr)}
+    preceding: dict[int, ast.Constant] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.List | ast.Tuple):
+            strings = [e if _is_string(e) else None for e in node.elts]
+            for before, after in pairwise(strings):
+                if before is not None and after is not None:
+                    preceding[id(after)] = before
+    for node in ast.walk(tree):
+        if _is_string(node) and id(node) not in prose:
+            before = preceding.get(id(node))
+            previous = string_word(rep, before) if before is not None else None
+            check_arch_flags(rep, string_word(rep, node), previous, None)
+
+
+def _is_string(node: ast.AST) -> TypeGuard[ast.Constant]:
+    return isinstance(node, ast.Constant) and isinstance(node.value, str)
 
 
 def requirement_strings(node: ast.expr) -> list[ast.Constant]:
