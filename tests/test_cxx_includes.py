@@ -47,3 +47,22 @@ def test_an_include_that_is_not_beside_the_file_is_not_followed(tmp_path):
     (tmp_path / "sub" / "plain.cu").write_text('#include "local.h"\n')
     (tmp_path / "sub" / "local.h").write_text("#include <cuda_runtime.h>\n")
     assert built(tmp_path, ["sub/k.cu", "sub/plain.cu", "sub/local.h"]) == []
+
+
+def test_extension_sources_are_the_files_a_setup_py_lists(tmp_path):
+    (tmp_path / "src").mkdir()
+    for name in ("src/ops.cu", "src/bind.cpp", "src/other.cu", "bench.cu"):
+        (tmp_path / name).write_text("")
+    setup = tmp_path / "setup.py"
+    text = (
+        "import os\n"
+        "from torch.utils.cpp_extension import CUDAExtension\n"
+        "src = os.path.join(os.path.dirname(__file__), 'src')\n"
+        "ext = CUDAExtension('ops', [os.path.join(src, f) for f in ['ops.cu', 'missing.cu']]\n"
+        "                    + ['src/bind.cpp'])\n"
+        "tool = 'bench.cu'  # not an extension's source\n"
+    )
+    found = includes.extension_sources(text, str(setup))
+    assert sorted(p[len(str(tmp_path)) + 1 :] for p in found) == ["src/bind.cpp", "src/ops.cu"]
+    assert includes.extension_sources("setup(name='x')\n", str(setup)) == []
+    assert includes.extension_sources("CUDAExtension(\n", str(setup)) == []  # a syntax error

@@ -248,14 +248,19 @@ def test_the_run_says_which_package_loads_a_vendor_stack():
 
 #: fixtures/project/torch_includes: scale.cu reaches PyTorch through its own header util.cuh,
 #: and includes check.h: PyTorch's build compiles (and on ROCm hipifies) all three, so rocm is
-#: listed on none of their names. tools/bench.cu shares check.h but nvcc builds it on its own.
+#: listed on none of their names; so is launch.cu, which setup.py lists among the extension's
+#: sources. tools/bench.cu shares check.h but nvcc builds it on its own.
 TORCH_INCLUDE_FINDINGS = [
     ("torch_includes/csrc/check.h", 6, "PRT701", "error", ["cpu", "mlu", "mps", "npu", "xpu"]),
     ("torch_includes/csrc/check.h", 7, "PRT701", "error", ["cpu", "mlu", "mps", "npu", "xpu"]),
     ("torch_includes/csrc/check.h", 7, "PRT701", "error", ["cpu", "mlu", "mps", "npu", "xpu"]),
+    ("torch_includes/csrc/launch.cu", 3, "PRT704", "error", ["cpu", "mlu", "mps", "npu", "xpu"]),
+    ("torch_includes/csrc/launch.cu", 5, "PRT701", "error", ["cpu", "mlu", "mps", "npu", "xpu"]),
+    ("torch_includes/csrc/launch.cu", 6, "PRT701", "error", ["cpu", "mlu", "mps", "npu", "xpu"]),
     ("torch_includes/csrc/scale.cu", 6, "PRT705", "error", ["cpu", "mlu", "mps", "npu", "xpu"]),
     ("torch_includes/csrc/scale.cu", 13, "PRT701", "error", ["cpu", "mlu", "mps", "npu", "xpu"]),
     ("torch_includes/csrc/util.cuh", 6, "PRT701", "error", ["cpu", "mlu", "mps", "npu", "xpu"]),
+    ("torch_includes/setup.py", 6, "PRT502", "error", ["cpu", "mlu", "mps", "npu", "xpu"]),
     (
         "torch_includes/tools/bench.cu",
         7,
@@ -279,17 +284,28 @@ def test_a_source_linted_alone_still_follows_its_includes():
 def test_cached_include_facts_give_the_same_answer(tmp_path):
     project = tmp_path / "torch_includes"
     shutil.copytree(FIXTURES / "project" / "torch_includes", project)
-    runs = [
-        run_cli("torch_includes", "--output-format", "json", "--isolated", cwd=tmp_path)
-        for _ in range(2)
-    ]
-    assert [status for status, _, _ in runs] == [1, 1]
-    assert _targets_by_site(runs[0][1]) == _targets_by_site(runs[1][1]) == TORCH_INCLUDE_FINDINGS
+    (project / "setup.py").unlink()  # what scale.cu is then follows from its includes alone
+
+    def rocm_sites() -> set[tuple[str, int]]:
+        status, out, _ = run_cli(
+            "torch_includes", "--output-format", "json", "--isolated", cwd=tmp_path
+        )
+        assert status == 1
+        return {
+            (path, line) for path, line, _, _, targets in _targets_by_site(out) if "rocm" in targets
+        }
+
+    assert (
+        rocm_sites()
+        == rocm_sites()
+        == {
+            ("torch_includes/csrc/launch.cu", 3),  # no longer an extension source
+            ("torch_includes/csrc/launch.cu", 5),
+            ("torch_includes/csrc/launch.cu", 6),
+            ("torch_includes/tools/bench.cu", 7),
+        }
+    )
     # the header stops including PyTorch: the sources that reached it through it are plain CUDA
     util = project / "csrc" / "util.cuh"
     util.write_text(util.read_text().replace("#include <ATen/cuda/CUDAContext.h>\n", ""))
-    _, out, _ = run_cli("torch_includes", "--output-format", "json", "--isolated", cwd=tmp_path)
-    listing_rocm = {
-        (path, line) for path, line, _, _, targets in _targets_by_site(out) if "rocm" in targets
-    }
-    assert ("torch_includes/csrc/scale.cu", 13) in listing_rocm
+    assert ("torch_includes/csrc/scale.cu", 13) in rocm_sites()

@@ -589,12 +589,19 @@ def _torch_built(
     ordered: list[Candidate], settings: Settings, cache: Cache | None
 ) -> frozenset[str]:
     """The run's C++/CUDA files (normalised paths) that PyTorch's extension build compiles, as
-    the project's own includes show (``cxx.includes.torch_built``)."""
+    the run's setup.py scripts and the project's own includes show (``cxx.includes``)."""
     paths = [candidate.path for candidate in ordered if candidate.language == CXX]
     if not paths:
         return frozenset()
     from portlint.cxx import includes
     from portlint.python.layers import read_file
+
+    sources: list[str] = []
+    for candidate in ordered:
+        if candidate.language == "python-setup":
+            raw = read_file(candidate.path, settings.max_file_size)
+            text = raw.decode("utf-8", "replace") if raw is not None else ""
+            sources.extend(includes.extension_sources(text, candidate.path))
 
     extension = load_catalog().table("cxx").get("torch_extension", {})
     prefixes = extension.get("include_prefixes", ())
@@ -606,7 +613,7 @@ def _torch_built(
     def facts_of(path: str) -> list | None:
         return cache.facts(path, read, includes.valid_facts) if cache else read(path)
 
-    return includes.torch_built(paths, facts_of)
+    return includes.torch_built(paths, facts_of, sources)
 
 
 def _python_layers(

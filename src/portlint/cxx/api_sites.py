@@ -54,7 +54,7 @@ ROC_LIBRARY = {
 def find_api_sites(unit: Unit, table: NameTable, rocm_version: str | None = None) -> None:
     hipified = torch_hipify(unit)
     find_names(unit, table, table.rocm_key(rocm_version), hipified)
-    find_namespaces(unit, table)
+    find_namespaces(unit, table, hipified)
     find_headers(unit, table, hipified)
 
 
@@ -217,9 +217,10 @@ def name_message(entry: Entry, status: Status, rocm: tuple[int, ...]) -> str:
     return f"{head} has no HIP equivalent"
 
 
-def find_namespaces(unit: Unit, table: NameTable) -> None:
+def find_namespaces(unit: Unit, table: NameTable, hipified: dict[str, dict[str, str]]) -> None:
     if not unit.contains(*(name.encode() for name in table.namespaces)):
         return
+    renamed = hipified.get("names", {})
     for match in unit.finditer(NAMESPACE_USE):
         node = unit.code_node(match.start(), match.end())
         if node is None or node.type not in NAMESPACE_NODES:
@@ -237,6 +238,11 @@ def find_namespaces(unit: Unit, table: NameTable) -> None:
         else:
             message = f"namespace `{cuda}` keeps its name on ROCm; other targets have no CUDA"
         replacement = hip if status is Status.RENAME else None
+        if hip and renamed.get(f"{cuda}::") == f"{hip}::":
+            # ``cub::`` in an extension source: PyTorch's hipify writes ``hipcub::`` itself
+            targets["rocm"] = Advice(Status.PORTABLE, note=HIPIFIED_BY_TORCH)
+            message = f"namespace `{cuda}`: {HIPIFIED_BY_TORCH}"
+            replacement = None
         unit.report("PRT701", match.start(), match.end(), message, targets, replacement, node)
 
 
