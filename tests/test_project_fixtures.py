@@ -15,8 +15,11 @@ def test_a_package_imports_itself_without_a_finding():
     findings = json.loads(out)
     assert status == 1
     assert [(f["path"], f["line"], f["code"], f["symbol"]) for f in findings] == [
+        ("bitsandbytes/nn.py", 9, "PRT101", '"cuda"'),
         ("bitsandbytes/optim/adam.py", 7, "PRT501", "apex"),
     ]
+    # a class named for the package is the package's own code inside it: every target
+    assert sorted(findings[0]["targets"]) == ["cpu", "mlu", "mps", "npu", "xpu"]
 
 
 def _targets_by_site(out: str) -> list[tuple[str, int, str, str, list[str]]]:

@@ -855,7 +855,7 @@ class Analyser(ast.NodeVisitor):
         )
 
     def _package_scope(self, node: ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) -> None:
-        absent = package_scope(node.name, self.ctx.catalog)
+        absent = package_scope(node.name, self.ctx.catalog, own=self.ctx.own_packages)
         if self.multi_device.names_scope(node.name):
             # ``class FullyShardedDataParallelPlugin``: FSDP needs a collective backend, which a
             # single-device target has not

@@ -5,6 +5,7 @@ from __future__ import annotations
 import ast
 import functools
 import re
+from collections.abc import Iterable
 from pathlib import PurePath
 
 from portlint.catalog import Catalog
@@ -634,17 +635,23 @@ def _check_extension_sources(node: ast.Call, ctx: Context) -> None:
 VENDOR_NAMES = frozenset({"cuda", "nvidia", "cudnn"})
 
 
-def package_scope(name: str, catalog: Catalog, whole: bool = False) -> frozenset[str] | None:
+def package_scope(
+    name: str, catalog: Catalog, whole: bool = False, own: Iterable[str] = ()
+) -> frozenset[str] | None:
     """A module, class or function named for a CUDA-only package (``bitsandbytes.py``,
     ``BitsandbytesPrecision``, ``_quantize_bnb``) runs only where the package does: the targets
     that have no build of it are none of its concern. Returns those targets, or None. With
     ``whole``, only a name that is a package's (or a class of it) from end to end counts: a
-    string such as ``"Int8Params"``, not ``"APEX_DISTRIBUTED_ADAM"``, an option's name."""
-    pattern, absent = _scope_table(catalog)
+    string such as ``"Int8Params"``, not ``"APEX_DISTRIBUTED_ADAM"``, an option's name. Not a
+    name of a package in ``own``, the module's own project (``ExLlamaV2DeviceContext`` inside
+    exllamav2 is the project's code, which a port changes, not a backend of another's)."""
+    pattern, absent, packages = _scope_table(catalog)
     lowered = name.lower()
     find = pattern.fullmatch if whole else pattern.search
     match = find(lowered) or find(lowered.replace("_", ""))
-    return absent[match.group(0)] if match else None
+    if match is None or packages[match.group(0)] & set(own):
+        return None
+    return absent[match.group(0)]
 
 
 def _scoping_names(package: str, catalog: Catalog) -> set[str]:
@@ -659,11 +666,15 @@ def _scoping_names(package: str, catalog: Catalog) -> set[str]:
 
 
 @functools.cache
-def _scope_table(catalog: Catalog) -> tuple[re.Pattern[str], dict[str, frozenset[str]]]:
-    """One pattern for every package name (whole words for short aliases such as ``bnb``)."""
+def _scope_table(
+    catalog: Catalog,
+) -> tuple[re.Pattern[str], dict[str, frozenset[str]], dict[str, frozenset[str]]]:
+    """One pattern for every package name (whole words for short aliases such as ``bnb``), the
+    targets each name's package is absent on, and the top-level packages each name is of."""
     table = package_advice(catalog)
     rows = catalog.table("packages").get("package", {})
     absent: dict[str, frozenset[str]] = {}
+    packages: dict[str, set[str]] = {}
     for package, advice in table.items():
         if rows.get(package, {}).get("builds") == []:
             # no target has a build of it (FlashAttention-3): it runs on NVIDIA alone
@@ -673,8 +684,10 @@ def _scope_table(catalog: Catalog) -> tuple[re.Pattern[str], dict[str, frozenset
         for name in _scoping_names(package, catalog):
             if missing:
                 absent.setdefault(name, missing)
+                packages.setdefault(name, set()).add(package.split(".")[0])
     short = [n for n in absent if len(n) <= 4]
     long = [n for n in absent if len(n) > 4]
     alternatives = [rf"(?<![a-z0-9]){re.escape(n)}(?![a-z0-9])" for n in short]
     alternatives += [re.escape(n) for n in sorted(long, key=len, reverse=True)]
-    return re.compile("|".join(alternatives)), absent
+    named = {name: frozenset(tops) for name, tops in packages.items()}
+    return re.compile("|".join(alternatives)), absent, named
