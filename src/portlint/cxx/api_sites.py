@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 
+from portlint.cxx.includes import torch_include_openings
 from portlint.cxx.table import Entry, NameTable
 from portlint.cxx.unit import Unit
 from portlint.model import Advice, Status
@@ -81,8 +82,7 @@ def is_torch_extension(unit: Unit) -> bool:
         return True
     prefixes = unit.catalog.table("cxx").get("torch_extension", {}).get("include_prefixes", ())
     # asked of the whole file's text (a part of a large file holds its includes or not)
-    opened = [f"{quote}{prefix}".encode() for prefix in prefixes for quote in '<"']
-    return unit.contains(*opened)
+    return unit.contains(*torch_include_openings(prefixes))
 
 
 def find_names(

@@ -34,12 +34,17 @@ QUOTED_INCLUDE = re.compile(rb'^[ \t]*#[ \t]*include[ \t]*"([^"\r\n]+)"', re.MUL
 Facts = list  # [includes PyTorch itself (bool), the quoted includes it makes (list of str)]
 
 
+def torch_include_openings(prefixes: Iterable[str]) -> list[bytes]:
+    """How an include of a PyTorch header opens (``<torch/``, ``"torch/``): rules/cxx.toml
+    ``[torch_extension] include_prefixes``, in either quote."""
+    return [f"{quote}{prefix}".encode() for prefix in prefixes for quote in '<"']
+
+
 def file_facts(raw: bytes, prefixes: Iterable[str]) -> Facts:
-    """What a file says about its includes: whether it includes a PyTorch header itself (as
-    ``<torch/`` or ``"torch/``, the test ``cxx.api_sites.is_torch_extension`` makes), and the
-    quoted includes it makes, in order."""
-    opened = [f"{quote}{prefix}".encode() for prefix in prefixes for quote in '<"']
-    direct = any(literal in raw for literal in opened)
+    """What a file says about its includes: whether it includes a PyTorch header itself (the
+    test ``cxx.api_sites.is_torch_extension`` makes), and the quoted includes it makes, in
+    order."""
+    direct = any(literal in raw for literal in torch_include_openings(prefixes))
     named = [m.group(1).decode("utf-8", "replace") for m in QUOTED_INCLUDE.finditer(raw)]
     return [direct, list(dict.fromkeys(named))]
 
