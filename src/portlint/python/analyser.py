@@ -187,6 +187,7 @@ class Analyser(ast.NodeVisitor):
         self._private_calls: dict[str, tuple[int, list[tuple[str, ast.AST]]]] | None = None
         #: ``self.x`` attributes given a value that is not a CUDA test (``_record_attribute_flag``)
         self.other_attribute_values: set[str] = set()
+        self.option_calls: set[int] = set()  # the add_argument calls recorded
         #: ids of the parameter defaults that every call overrides (``_visit_defaults``).
         self.overridden_defaults: set[int] = set()
         #: ``self`` attributes set True only on the CUDA path of a test, with that test
@@ -954,8 +955,8 @@ class Analyser(ast.NodeVisitor):
         assigns the parameter (then the default may never reach them), or every call overrides
         it (``_visit_defaults`` found those)."""
         pairs = [
-            (a, d)
-            for a, d in _default_pairs(node)
+            (a.arg, d)
+            for a, d in [*_default_pairs(node), *self._option_defaults(node)]
             if self.relevance.has_candidate(d.lineno, d.lineno)
         ]
         if not pairs:
@@ -966,12 +967,32 @@ class Analyser(ast.NodeVisitor):
             for n in walk(statement)
             if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)
         }
-        for argument, default in pairs:
-            if argument.arg in assigned or id(default) in self.overridden_defaults:
+        for name, default in pairs:
+            if name in assigned or id(default) in self.overridden_defaults:
                 continue
-            self.ctx.resolver.record_value(argument.arg, default)
+            self.ctx.resolver.record_value(name, default)
             self.ctx.parameter_defaults.add(id(default))
-            self.relevance.add_flow_name(argument.arg)
+            self.relevance.add_flow_name(name)
+
+    def _option_defaults(
+        self, node: ast.FunctionDef | ast.AsyncFunctionDef
+    ) -> list[tuple[ast.arg, ast.expr]]:
+        """``@click.option("--device", "-d", default="cuda")`` above ``def main(device)``: the
+        command's parameter, and the default click gives it when the option is not passed."""
+        parameters = {a.arg: a for a in (*node.args.posonlyargs, *node.args.args)}
+        parameters.update({a.arg: a for a in node.args.kwonlyargs})
+        pairs = []
+        for decorator in node.decorator_list:
+            if not (
+                isinstance(decorator, ast.Call)
+                and self.ctx.qualified_name(decorator.func) == "click.option"
+            ):
+                continue
+            default = next((k.value for k in decorator.keywords if k.arg == "default"), None)
+            name = click_parameter(decorator)
+            if default is not None and name in parameters:
+                pairs.append((parameters[name], default))
+        return pairs
 
     def _always_given(
         self, node: ast.FunctionDef | ast.AsyncFunctionDef, name: str, positional: list[ast.arg]
@@ -1300,14 +1321,30 @@ class Analyser(ast.NodeVisitor):
             self.ctx.attribute_values.setdefault(attribute, []).append(value)
             self.relevance.add_flow_name(attribute)
 
-    def visit_Call(self, node: ast.Call) -> None:
-        # p.add_argument("--device", default="cuda"): args.device holds the default
+    def record_option_defaults(self, tree: ast.AST) -> None:
+        """``p.add_argument("--device", default="cuda")`` anywhere in the module: ``args.device``
+        holds the default wherever it is read, also in a function defined above the parser
+        (``def main(args): model.to(args.device)``, then ``main(parser.parse_args())``)."""
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Call):
+                self._record_option_default(node)
+
+    def _record_option_default(self, node: ast.Call) -> None:
         func = node.func
-        if isinstance(func, ast.Attribute) and func.attr == "add_argument":
-            default = next((k.value for k in node.keywords if k.arg == "default"), None)
-            destination = argument_destination(node)
-            if default is not None and destination:
-                self._record_attribute(destination, default)
+        if id(node) in self.option_calls or not (
+            isinstance(func, ast.Attribute) and func.attr == "add_argument"
+        ):
+            return
+        self.option_calls.add(id(node))
+        default = next((k.value for k in node.keywords if k.arg == "default"), None)
+        destination = argument_destination(node)
+        if default is not None and destination:
+            self._record_attribute(destination, default)
+
+    def visit_Call(self, node: ast.Call) -> None:
+        # p.add_argument("--device", default="cuda") in a definition parsed only now
+        self._record_option_default(node)
+        func = node.func
         vendor = self._registry_vendor(node)
         if vendor is not None:
             outer = self.guard
@@ -3422,6 +3459,18 @@ def argument_destination(call: ast.Call) -> str | None:
     return chosen.lstrip("-").replace("-", "_") or None
 
 
+def click_parameter(call: ast.Call) -> str | None:
+    """The parameter a ``click.option`` passes its value as, named as click names it: a name
+    given without dashes (``"dev"``), else the first ``--`` name, else the first ``-`` one, its
+    dashes made underscores (``--dist-backend`` -> dist_backend)."""
+    names = [a.value for a in call.args if isinstance(a, ast.Constant) and isinstance(a.value, str)]
+    plain = [n for n in names if n.isidentifier()]
+    if plain:
+        return plain[0]
+    dashed = [n for n in names if n.startswith("--")] or [n for n in names if n.startswith("-")]
+    return dashed[0].lstrip("-").replace("-", "_").lower() if dashed else None
+
+
 def _call_name(call: ast.Call) -> str | None:
     func = call.func
     return func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", None)
@@ -4275,6 +4324,7 @@ def _analyse_tree(
     analyser = Analyser(ctx)
     for stub in stubs:
         analyser.relevance.stand_ins[id(stub)] = functools.partial(_parse_stub, stub, ctx)
+    analyser.record_option_defaults(tree)
     analyser.visit(tree)
     analyser.drop_cuda_path_helpers(tree)
     analyser.drop_skipped_test_helpers(tree)
