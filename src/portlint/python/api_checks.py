@@ -71,6 +71,8 @@ def check_torch_name(node: ast.Attribute | ast.Name, name: str, ctx: Context) ->
             return  # ``if hasattr(torch._C, "_cuda_x"): torch._C._cuda_x()``
         message = f"`{name}` is a private binding of CUDA builds; no other build has it"
         ctx.report(node, "PRT201", message, targets=PRIVATE_TARGETS)
+    elif name in autocast_state(ctx.catalog):
+        _report_autocast_state(node, name, ctx)
     elif name == PROFILER_CUDA:
         _report_profiler_activity(node, ctx)
     elif name == "torch.version.cuda":
@@ -411,6 +413,147 @@ def _caught_type(node: ast.AST, parent: ast.AST | None, ctx: Context) -> bool:
     if isinstance(parent, ast.Tuple):
         node, parent = parent, ctx.parents.get(id(parent))
     return isinstance(parent, ast.ExceptHandler) and parent.type is node
+
+
+def autocast_state(catalog: Catalog) -> dict[str, dict]:
+    """rules/torch_api.toml ``[autocast_state]``: ``torch`` functions that, given no device
+    type, read or set CUDA's autocast state."""
+    return catalog.table("torch_api").get("autocast_state", {})
+
+
+#: A device type a call names (``torch.autocast("cuda")``, ``get_autocast_dtype("cuda")``).
+AUTOCAST_DEVICE_KEYWORDS = ("device_type", "device")
+#: Calls that enter CUDA's autocast whatever their arguments.
+CUDA_AUTOCASTS = frozenset({"torch.cuda.amp.autocast", "torch.cuda.amp.autocast_mode.autocast"})
+
+
+def _report_autocast_state(node: ast.AST, name: str, ctx: Context) -> None:
+    """``torch.is_autocast_enabled()``, ``torch.get_autocast_gpu_dtype()``: the CUDA autocast's
+    state, which another accelerator's autocast does not set (a warning for those targets)."""
+    call = ctx.parents.get(id(node))
+    if not (isinstance(call, ast.Call) and call.func is node):
+        return
+    entry = autocast_state(ctx.catalog)[name]
+    arity = entry.get("cuda_arity")
+    names_device = any(k.arg in AUTOCAST_DEVICE_KEYWORDS for k in call.keywords)
+    if arity is not None and (len(call.args) != arity or names_device):
+        return  # ``torch.is_autocast_enabled("npu")``: the device's own state
+    # the function or class: ``forward`` saves the state that ``backward`` re-enters
+    scope = ctx.top_level(node)
+    asks, enters = ctx.scope_fact("CUDA autocast by name", scope, _cuda_autocast_by_name(ctx))
+    if asks or (enters and not _in_test(call, ctx)):
+        return  # the code means CUDA's autocast, and its own CUDA names are the sites
+    if _after_autocast_test(call, ctx):
+        return  # ``if torch.is_autocast_enabled(): torch.get_autocast_gpu_dtype()``
+    advice = Advice(Status.RENAME, entry["generic"], "needs torch >= 2.4")
+    targets = {target: advice for target in AUTOCAST_TARGETS}
+    verb = "sets" if "set_" in name else "reads"
+    message = (
+        f"`{name}()` without a device type {verb} CUDA's autocast state; device-generic:"
+        f" `{entry['generic']}` (torch >= 2.4)"
+    )
+    guard = ctx.guards.get(id(node))
+    behind = ctx.behind_cuda_test(node, guard)
+    ctx.report(node, "PRT201", message, targets=targets, severity=Severity.WARNING, behind=behind)
+
+
+def _after_autocast_test(call: ast.Call, ctx: Context) -> bool:
+    """The call runs only after a reported ``torch.is_autocast_enabled()`` decided whether it
+    does: in an arm of an ``if`` (or conditional expression) that tests it, or after it in an
+    ``and``. That test is the site: it decides on every target, and the call runs where it
+    holds (``None if not torch.is_autocast_enabled() else torch.get_autocast_gpu_dtype()``)."""
+    child, current = call, ctx.parents.get(id(call))
+    while current is not None and not isinstance(current, ast.FunctionDef | ast.Module):
+        if isinstance(current, ast.If):
+            earlier = _tests_before(current, child)
+        elif isinstance(current, ast.IfExp) and child is not current.test:
+            earlier = [current.test]
+        elif isinstance(current, ast.BoolOp) and isinstance(current.op, ast.And):
+            earlier = (
+                current.values[: current.values.index(child)] if child in current.values else []
+            )
+        else:
+            earlier = []
+        if any(_reads_cuda_autocast(test, ctx) for test in earlier):
+            return True
+        child, current = current, ctx.parents.get(id(current))
+    return False
+
+
+def _tests_before(chain: ast.If, statement: ast.AST) -> list[ast.expr]:
+    """The tests of an ``if``/``elif`` chain evaluated before ``statement`` runs in one of its
+    arms, ``else`` included (the walk's parents give the first ``if`` of a chain for every
+    arm); none where the statement is not in an arm."""
+    tests: list[ast.expr] = []
+    arm: ast.If | None = chain
+    while arm is not None:
+        if arm.test is statement:
+            return tests
+        tests.append(arm.test)
+        if any(s is statement for s in arm.body):
+            return tests
+        elif_arm = arm.orelse[0] if len(arm.orelse) == 1 else None
+        if not isinstance(elif_arm, ast.If):
+            return tests if any(s is statement for s in arm.orelse) else []
+        arm = elif_arm
+    return []
+
+
+def _reads_cuda_autocast(test: ast.expr, ctx: Context) -> bool:
+    return any(
+        isinstance(node, ast.Call)
+        and ctx.qualified_name(node.func) == "torch.is_autocast_enabled"
+        and not node.args
+        and not node.keywords
+        for node in walk(test)
+    )
+
+
+#: The targets whose own autocast the CUDA state misses (ROCm's autocast is CUDA's).
+AUTOCAST_TARGETS = ("npu", "mlu", "xpu", "mps")
+
+
+def _cuda_autocast_by_name(ctx: Context) -> Callable[[ast.AST], tuple[bool, bool]]:
+    """Whether the scope asks for CUDA's autocast state by name
+    (``torch.get_autocast_dtype("cuda")``), and whether it enters CUDA's autocast
+    (``torch.cuda.amp.autocast(**kwargs)``, ``torch.autocast("cuda")``)."""
+
+    def compute(scope: ast.AST) -> tuple[bool, bool]:
+        asks = enters = False
+        for node in walk(scope):
+            if not isinstance(node, ast.Call):
+                continue
+            name = ctx.qualified_name(node.func) or ""
+            keywords = [k.value for k in node.keywords if k.arg in AUTOCAST_DEVICE_KEYWORDS]
+            given = [*node.args[:1], *keywords]
+            named = any(isinstance(v, ast.Constant) and v.value == "cuda" for v in given)
+            if name in autocast_state(ctx.catalog) or name in AUTOCAST_QUESTIONS:
+                asks = asks or named
+            elif name in CUDA_AUTOCASTS or (named and name.rsplit(".", 1)[-1] == "autocast"):
+                enters = True
+        return asks, enters
+
+    return compute
+
+
+#: The per-device questions about autocast (``torch.get_autocast_dtype("cuda")``).
+AUTOCAST_QUESTIONS = frozenset({"torch.get_autocast_dtype", "torch.is_autocast_enabled"})
+
+
+def _in_test(call: ast.Call, ctx: Context) -> bool:
+    """The call is (in) the test of an ``if``, a conditional expression or a ``while``, or an
+    operand of ``and``/``or``/``not``: it decides, rather than being a value kept (``{"enabled":
+    torch.is_autocast_enabled()}`` saved for an autocast re-entered later)."""
+    child, current = call, ctx.parents.get(id(call))
+    while current is not None and not isinstance(current, ast.stmt):
+        if isinstance(current, ast.IfExp) and child is current.test:
+            return True
+        if isinstance(current, ast.BoolOp) or (
+            isinstance(current, ast.UnaryOp) and isinstance(current.op, ast.Not)
+        ):
+            return True
+        child, current = current, ctx.parents.get(id(current))
+    return isinstance(current, ast.If | ast.While) and child is current.test
 
 
 def _report_torch_cuda(node: ast.AST, name: str, ctx: Context) -> None:
