@@ -621,12 +621,29 @@ def _check_extension_sources(node: ast.Call, ctx: Context) -> None:
     if ctx.qualified_name(node.func) == "torch.utils.cpp_extension.load" and len(node.args) > 1:
         lists.append(node.args[1])
     for sources in lists:
+        if isinstance(sources, ast.ListComp) and len(sources.generators) == 1:
+            # ``[os.path.join(src, f) for f in ["grid.cu", "bindings.cpp"]]``
+            sources = sources.generators[0].iter
         if not isinstance(sources, ast.List | ast.Tuple):
             continue
         for source in sources.elts:
-            if isinstance(source, ast.Constant) and str(source.value).endswith(CUDA_SUFFIXES):
-                message = f"`{source.value}` is a CUDA source compiled at run time"
+            name = _source_name(source)
+            if name is not None and name.endswith(CUDA_SUFFIXES):
+                message = f"`{name}` is a CUDA source compiled at run time"
                 ctx.report(source, "PRT502", message)
+
+
+def _source_name(source: ast.expr) -> str | None:
+    """The file name a source-list element ends in: ``"ops.cu"``, ``f"{root}/ops.cu"``,
+    ``os.path.join(root, "ops.cu")``; None where it is not written out."""
+    if isinstance(source, ast.Constant) and isinstance(source.value, str):
+        return source.value
+    if isinstance(source, ast.JoinedStr) and source.values:
+        last = _source_name(source.values[-1])  # the text after the last placeholder
+        return last.lstrip("/") if last is not None else None
+    if isinstance(source, ast.Call) and source.args and not source.keywords:
+        return _source_name(source.args[-1])  # os.path.join(root, "src", "ops.cu")
+    return None
 
 
 #: Package names that name more than the package: the vendor (cuda-python's ``cuda``), and torch's
