@@ -190,10 +190,12 @@ def test_the_cache_follows_what_a_package_loads(tmp_path):
 #: fixtures/project/cuda_extensions: ``setup.py`` builds ``fused_norm_C`` and
 #: ``fusedpkg._allocator`` with ``CUDAExtension``. The modules that import them at their top load
 #: only where they were built (CUDA and, hipified, ROCm): nothing after the import is another
-#: target's site, and ROCm runs the CUDA calls as they are. ``fused_norm``, which setup.py does
-#: not build, is no extension: what follows it keeps its targets.
+#: target's site, and ROCm runs the CUDA calls as they are. So does ``model.py``, which imports
+#: ``norm.py`` at its top. ``fused_norm``, which setup.py does not build, is no extension: what
+#: follows it keeps its targets, and so does ``driver.py``, which imports ``plain.py``.
 NOT_ROCM = ["cpu", "mlu", "mps", "npu", "xpu"]
 CUDA_EXTENSION_FINDINGS = [
+    ("cuda_extensions/fusedpkg/driver.py", 8, "PRT102", "error", NOT_ROCM),
     ("cuda_extensions/fusedpkg/plain.py", 7, "PRT101", "error", NOT_ROCM),
     ("cuda_extensions/setup.py", 8, "PRT502", "error", NOT_ROCM),
     ("cuda_extensions/setup.py", 9, "PRT502", "error", NOT_ROCM),

@@ -616,6 +616,20 @@ def _torch_built(
     return includes.torch_built(paths, facts_of, sources)
 
 
+def _cuda_extension_modules(ordered: list[Candidate], settings: Settings) -> list[str]:
+    """The modules the run's ``setup.py`` scripts build with ``CUDAExtension``."""
+    from portlint.python import package_loads as loads
+    from portlint.python.layers import read_file
+
+    modules: list[str] = []
+    for candidate in ordered:
+        if candidate.language == "python-setup":
+            raw = read_file(candidate.path, settings.max_file_size)
+            if raw is not None:
+                modules.extend(loads.cuda_extension_modules(raw.decode("utf-8", "replace")))
+    return modules
+
+
 def _python_layers(
     ordered: list[Candidate],
     settings: Settings,
@@ -660,6 +674,10 @@ def _python_layers(
         absent_on = loads.with_vendor_stacks(
             backend.get("absent_on", {}), backend.get("packages", {}), TARGETS
         )
+        # the project's own CUDA extensions: built on ROCm by PyTorch's hipify, nowhere else
+        elsewhere = [target for target in TARGETS if target != "rocm"]
+        for module in _cuda_extension_modules(ordered, settings):
+            absent_on.setdefault(module, elsewhere)
         unloadable = loads.unloadable(imports, absent_on)
         packages = catalog.table("packages").get("package", {})
         homes = loads.package_homes(paths, {name.split(".")[0] for name in packages})

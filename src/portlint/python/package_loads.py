@@ -9,6 +9,10 @@ or whose own top-level imports, reach such a module through the project's files:
 ``mamba_ssm/__init__.py`` imports ``mamba_ssm.ops.triton.layer_norm``, which imports ``triton``,
 so no module of ``mamba_ssm`` loads on mps.
 
+The project's own CUDA extensions are such packages too: a module that the run's ``setup.py``
+builds with ``CUDAExtension`` (``flash_attn_2_cuda``, ``pkg._C``) exists where PyTorch built it,
+on CUDA and, hipified, on ROCm (``cuda_extension_modules``).
+
 Everything is read from the text, as the layers are (``python.layers``): an import statement
 at the start of a line is a top-level one outside any block (a block's body is indented), and a
 file's list of them is part of its cached facts (``layers.Finder.file_facts``).
@@ -16,6 +20,7 @@ file's list of them is part of its cached facts (``layers.Finder.file_facts``).
 
 from __future__ import annotations
 
+import ast
 import bisect
 import functools
 import os
@@ -92,7 +97,8 @@ def unloadable(
     """Path -> the targets that cannot load it, for the files among ``imports`` (path -> its
     ``top_imports``) that import, or whose packages import, through the project's own modules,
     a package of ``absent_on`` (package -> the targets it is absent on)."""
-    if not any(spec.split(".")[0] in absent_on for specs in imports.values() for spec in specs):
+    tops_absent = {package.split(".", 1)[0] for package in absent_on}
+    if not any(spec.split(".")[0] in tops_absent for specs in imports.values() for spec in specs):
         return {}  # no file imports one (a relative import's first part is empty)
     names = {path: module_name(path) for path in imports}
     by_name: dict[str, list[str]] = defaultdict(list)
@@ -111,8 +117,9 @@ def unloadable(
             if target_name is None:
                 continue
             top = target_name.split(".", 1)[0]
-            for target in absent_on.get(top, ()):
-                own.setdefault(target, (path, top))
+            for loaded in _with_parents(target_name):  # ``triton``, ``pkg._C``
+                for target in absent_on.get(loaded, ()):
+                    own.setdefault(target, (path, loaded))
             if top not in tops:
                 continue  # another project's module (torch, numpy)
             for loaded in _with_parents(target_name):
@@ -145,6 +152,35 @@ def unloadable(
             origin, package = sorted(reached.values())[0]
             found[path] = Unloadable(tuple(sorted(reached)), origin, package)
     return found
+
+
+#: The extension classes whose modules hold CUDA kernels (``torch.utils.cpp_extension``).
+CUDA_EXTENSION_CALLS = frozenset({"CUDAExtension"})
+
+
+def cuda_extension_modules(text: str) -> list[str]:
+    """The modules a ``setup.py`` builds from CUDA sources: the name of each
+    ``CUDAExtension(name=...)`` (or its first argument), ``flash_attn_2_cuda``, ``pkg._C``.
+    PyTorch hipifies such an extension on ROCm; no other target can build it."""
+    if "CUDAExtension" not in text:
+        return []
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError):
+        return []
+    names: list[str] = []
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Call):
+            continue
+        func = node.func
+        called = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+        if called not in CUDA_EXTENSION_CALLS:
+            continue
+        given = [k.value for k in node.keywords if k.arg == "name"] or node.args[:1]
+        for name in given:
+            if isinstance(name, ast.Constant) and isinstance(name.value, str):
+                names.append(name.value)
+    return sorted(set(names))
 
 
 def package_homes(paths: Iterable[str], names: Iterable[str]) -> dict[str, frozenset[str]]:
