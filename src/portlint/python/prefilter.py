@@ -37,9 +37,6 @@ CANDIDATE_WORDS = (
     "nvfuser",
     "ProfilerActivity",
     "GradScaler",
-    "is_autocast_enabled",
-    "set_autocast_enabled",
-    "autocast_gpu_dtype",
 )
 #: Words common in code that no rule matches (``is_flash_attn_available()``, docstrings about
 #: "CUDA", model ids such as "nvidia/mit-b0"): they count only in the shape a rule looks for.
@@ -69,8 +66,7 @@ CANDIDATE_CONTEXTS = {
 #: causal_conv1d, "x" for apex, xformers, exllamav2 and cpp_extension, "n" for the ``nv...`` words,
 #: nccl, tensorrt, flash..., bitsandbytes, transformer_engine, sageattention, q8_kernels and marlin,
 #: "A" and "L" for the upper-case words, "m" for sm_, mii, fbgemm_gpu and mamba_ssm, "G" for
-#: GradScaler (a grad scaler given no device takes "cuda"), "u" also for the autocast-state
-#: functions (``torch.is_autocast_enabled()`` reads CUDA's): seven passes over the text where
+#: GradScaler (a grad scaler given no device takes "cuda"): seven passes over the text where
 #: starting from each word's first letter takes fourteen.
 ANCHORS = "uxnALmG"
 
