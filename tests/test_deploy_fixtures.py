@@ -57,6 +57,7 @@ def test_every_file_of_the_repository_is_recognised():
         "scripts/install_extras.sh": "shell",
         "scripts/launch": "shell",
         "scripts/run.sh": "shell",
+        "scripts/serve_engine.sh": "shell",
         "setup.py": "python-setup",
     }
 

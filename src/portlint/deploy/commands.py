@@ -15,6 +15,7 @@ from portlint.deploy.facts import (
     device_advice,
     image_match,
     tool_advice,
+    tool_source,
     variable_advice,
     variable_severity,
 )
@@ -88,7 +89,7 @@ def check_tool(rep: Reporter, word: Word) -> None:
     tool = posixpath.basename(word.text)
     advice = tool_advice(rep.catalog).get(tool)
     if advice is not None:
-        message = f"`{tool}` exists only where the NVIDIA driver or toolkit is installed"
+        message = f"`{tool}` exists only where {tool_source(rep.catalog, tool)} is installed"
         rep.add("PRT922", word.span, message, advice)
 
 

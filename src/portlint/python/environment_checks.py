@@ -293,7 +293,9 @@ def _report_tool(string: ast.AST, ctx: Context, severity: Severity | None = None
     match = _tool_pattern(tuple(sorted(tools))).search(string.value)
     if match:
         tool = match.group(1)
-        message = f"`{tool}` exists only where the NVIDIA driver or toolkit is installed"
+        row = ctx.catalog.table("environment")["tool"][tool]
+        source = row.get("installed_with", "the NVIDIA driver or toolkit")
+        message = f"`{tool}` exists only where {source} is installed"
         ctx.report(string, "PRT402", message, targets=tools[tool], severity=severity)
 
 
