@@ -618,7 +618,7 @@ def _torch_built(
 
 def _cuda_extension_modules(ordered: list[Candidate], settings: Settings) -> list[str]:
     """The modules the run's ``setup.py`` scripts build with ``CUDAExtension``."""
-    from portlint.python import package_loads as loads
+    from portlint.python.extension_tests import cuda_extension_names
     from portlint.python.layers import read_file
 
     modules: list[str] = []
@@ -626,7 +626,7 @@ def _cuda_extension_modules(ordered: list[Candidate], settings: Settings) -> lis
         if candidate.language == "python-setup":
             raw = read_file(candidate.path, settings.max_file_size)
             if raw is not None:
-                modules.extend(loads.cuda_extension_modules(raw.decode("utf-8", "replace")))
+                modules.extend(cuda_extension_names(raw.decode("utf-8", "replace")))
     return modules
 
 

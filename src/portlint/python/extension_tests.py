@@ -84,6 +84,11 @@ def _setup_names(folder: str) -> frozenset[str] | None:
             text = file.read()
     except OSError:
         return None
+    return cuda_extension_names(text)
+
+
+def cuda_extension_names(text: str) -> frozenset[str]:
+    """The modules a ``setup.py``'s text builds with ``CUDAExtension``, by their dotted names."""
     if "CUDAExtension" not in text:
         return frozenset()
     return frozenset(match.group(2) for match in CUDA_EXTENSION.finditer(text))

@@ -11,7 +11,7 @@ so no module of ``mamba_ssm`` loads on mps.
 
 The project's own CUDA extensions are such packages too: a module that the run's ``setup.py``
 builds with ``CUDAExtension`` (``flash_attn_2_cuda``, ``pkg._C``) exists where PyTorch built it,
-on CUDA and, hipified, on ROCm (``cuda_extension_modules``).
+on CUDA and, hipified, on ROCm (``extension_tests.cuda_extension_names``).
 
 Everything is read from the text, as the layers are (``python.layers``): an import statement
 at the start of a line is a top-level one outside any block (a block's body is indented), and a
@@ -20,7 +20,6 @@ file's list of them is part of its cached facts (``layers.Finder.file_facts``).
 
 from __future__ import annotations
 
-import ast
 import bisect
 import functools
 import os
@@ -152,35 +151,6 @@ def unloadable(
             origin, package = sorted(reached.values())[0]
             found[path] = Unloadable(tuple(sorted(reached)), origin, package)
     return found
-
-
-#: The extension classes whose modules hold CUDA kernels (``torch.utils.cpp_extension``).
-CUDA_EXTENSION_CALLS = frozenset({"CUDAExtension"})
-
-
-def cuda_extension_modules(text: str) -> list[str]:
-    """The modules a ``setup.py`` builds from CUDA sources: the name of each
-    ``CUDAExtension(name=...)`` (or its first argument), ``flash_attn_2_cuda``, ``pkg._C``.
-    PyTorch hipifies such an extension on ROCm; no other target can build it."""
-    if "CUDAExtension" not in text:
-        return []
-    try:
-        tree = ast.parse(text)
-    except (SyntaxError, ValueError):
-        return []
-    names: list[str] = []
-    for node in ast.walk(tree):
-        if not isinstance(node, ast.Call):
-            continue
-        func = node.func
-        called = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
-        if called not in CUDA_EXTENSION_CALLS:
-            continue
-        given = [k.value for k in node.keywords if k.arg == "name"] or node.args[:1]
-        for name in given:
-            if isinstance(name, ast.Constant) and isinstance(name.value, str):
-                names.append(name.value)
-    return sorted(set(names))
 
 
 def package_homes(paths: Iterable[str], names: Iterable[str]) -> dict[str, frozenset[str]]:
