@@ -37,6 +37,8 @@ CANDIDATE_WORDS = (
     "nvfuser",
     "ProfilerActivity",
     "GradScaler",
+    "trtexec",
+    "trtllm",
 )
 #: Words common in code that no rule matches (``is_flash_attn_available()``, docstrings about
 #: "CUDA", model ids such as "nvidia/mit-b0"): they count only in the shape a rule looks for.
@@ -63,9 +65,10 @@ CANDIDATE_CONTEXTS = {
 
 
 #: Where the searches start (``portlint.wordsearch``): "u" for the ``cu...`` words and
-#: causal_conv1d, "x" for apex, xformers, exllamav2 and cpp_extension, "n" for the ``nv...`` words,
-#: nccl, tensorrt, flash..., bitsandbytes, transformer_engine, sageattention, q8_kernels and marlin,
-#: "A" and "L" for the upper-case words, "m" for sm_, mii, fbgemm_gpu and mamba_ssm, "G" for
+#: causal_conv1d, "x" for apex, xformers, exllamav2, cpp_extension and trtexec, "n" for the
+#: ``nv...`` words, nccl, tensorrt, flash..., bitsandbytes, transformer_engine, sageattention,
+#: q8_kernels and marlin, "A" and "L" for the upper-case words, "m" for sm_, mii, fbgemm_gpu,
+#: mamba_ssm and trtllm (TensorRT-LLM's tools), "G" for
 #: GradScaler (a grad scaler given no device takes "cuda"): seven passes over the text where
 #: starting from each word's first letter takes fourteen.
 ANCHORS = "uxnALmG"
