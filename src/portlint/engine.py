@@ -567,8 +567,9 @@ def _with_layers(
     """The settings of each file, completed with the run's facts about it: those of a Python
     file (``_python_layers``), and for a C++/CUDA file whether PyTorch's build compiles it
     (``cxx.includes``)."""
-    python = _python_layers(ordered, settings, cache, notice)
-    built = _torch_built(ordered, settings, cache)
+    scripts = _setup_scripts(ordered, settings)
+    python = _python_layers(ordered, settings, cache, scripts, notice)
+    built = _torch_built(ordered, settings, cache, scripts)
     if not built:
         return python
     marked: dict[int, tuple[Settings, Settings]] = {}
@@ -585,8 +586,21 @@ def _with_layers(
     return layered
 
 
+def _setup_scripts(ordered: list[Candidate], settings: Settings) -> dict[str, str]:
+    """The text of each of the run's ``setup.py`` scripts, by path, read once for the facts that
+    the Python and the C++/CUDA files take from them."""
+    from portlint.python.layers import read_file
+
+    scripts: dict[str, str] = {}
+    for candidate in ordered:
+        if candidate.language == "python-setup":
+            raw = read_file(candidate.path, settings.max_file_size)
+            scripts[candidate.path] = raw.decode("utf-8", "replace") if raw is not None else ""
+    return scripts
+
+
 def _torch_built(
-    ordered: list[Candidate], settings: Settings, cache: Cache | None
+    ordered: list[Candidate], settings: Settings, cache: Cache | None, scripts: dict[str, str]
 ) -> frozenset[str]:
     """The run's C++/CUDA files (normalised paths) that PyTorch's extension build compiles, as
     the run's setup.py scripts and the project's own includes show (``cxx.includes``)."""
@@ -597,11 +611,8 @@ def _torch_built(
     from portlint.python.layers import read_file
 
     sources: list[str] = []
-    for candidate in ordered:
-        if candidate.language == "python-setup":
-            raw = read_file(candidate.path, settings.max_file_size)
-            text = raw.decode("utf-8", "replace") if raw is not None else ""
-            sources.extend(includes.extension_sources(text, candidate.path))
+    for path, text in scripts.items():
+        sources.extend(includes.extension_sources(text, path))
 
     extension = load_catalog().table("cxx").get("torch_extension", {})
     prefixes = extension.get("include_prefixes", ())
@@ -616,24 +627,11 @@ def _torch_built(
     return includes.torch_built(paths, facts_of, sources)
 
 
-def _cuda_extension_modules(ordered: list[Candidate], settings: Settings) -> list[str]:
-    """The modules the run's ``setup.py`` scripts build with ``CUDAExtension``."""
-    from portlint.python.extension_tests import cuda_extension_names
-    from portlint.python.layers import read_file
-
-    modules: list[str] = []
-    for candidate in ordered:
-        if candidate.language == "python-setup":
-            raw = read_file(candidate.path, settings.max_file_size)
-            if raw is not None:
-                modules.extend(cuda_extension_names(raw.decode("utf-8", "replace")))
-    return modules
-
-
 def _python_layers(
     ordered: list[Candidate],
     settings: Settings,
     cache: Cache | None,
+    scripts: dict[str, str],
     notice: Callable[[str], None] | None = None,
 ) -> Callable[[Candidate, Settings], Settings]:
     """The settings of each Python file, completed with the CUDA-API layers that the file reaches
@@ -643,6 +641,7 @@ def _python_layers(
     workers see as few distinct ones as before."""
     from portlint.python import layers as found
     from portlint.python import package_loads as loads
+    from portlint.python.extension_tests import cuda_extension_names
 
     paths = [candidate.path for candidate in ordered if candidate.language == "python"]
     if not paths:
@@ -676,8 +675,9 @@ def _python_layers(
         )
         # the project's own CUDA extensions: built on ROCm by PyTorch's hipify, nowhere else
         elsewhere = [target for target in TARGETS if target != "rocm"]
-        for module in _cuda_extension_modules(ordered, settings):
-            absent_on.setdefault(module, elsewhere)
+        for text in scripts.values():
+            for module in cuda_extension_names(text):
+                absent_on.setdefault(module, elsewhere)
         unloadable = loads.unloadable(imports, absent_on)
         packages = catalog.table("packages").get("package", {})
         homes = loads.package_homes(paths, {name.split(".")[0] for name in packages})

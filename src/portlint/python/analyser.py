@@ -187,7 +187,8 @@ class Analyser(ast.NodeVisitor):
         self._private_calls: dict[str, tuple[int, list[tuple[str, ast.AST]]]] | None = None
         #: ``self.x`` attributes given a value that is not a CUDA test (``_record_attribute_flag``)
         self.other_attribute_values: set[str] = set()
-        self.option_calls: set[int] = set()  # the add_argument calls recorded
+        #: ids of the ``add_argument`` calls already recorded (``_record_option_default``)
+        self.option_calls: set[int] = set()
         #: ids of the parameter defaults that every call overrides (``_visit_defaults``).
         self.overridden_defaults: set[int] = set()
         #: ``self`` attributes set True only on the CUDA path of a test, with that test
