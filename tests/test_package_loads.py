@@ -2,7 +2,13 @@
 
 from __future__ import annotations
 
-from portlint.python.package_loads import resolve, top_imports, unloadable
+from portlint.python.package_loads import (
+    import_choices,
+    package_inits,
+    resolve,
+    top_imports,
+    unloadable,
+)
 
 
 def test_top_imports_are_the_unindented_import_statements():
@@ -71,3 +77,67 @@ def test_an_import_in_a_long_string_is_no_statement():
         b"from pkg import ops\n"
     )
     assert top_imports(text) == ["pkg", "pkg.ops", "torch"]
+
+
+def test_import_choices_are_the_unindented_if_chains_that_import_in_every_arm():
+    text = (
+        b"import os\n"
+        b"if os.environ.get('AMD') == '1':  # AMD's kernels\n"
+        b"    from aiter.ops import attn as backend\n"
+        b"elif HAS_EXT:\n"
+        b"    import ext_C as backend\n"
+        b"else:\n"
+        b"    import ext_cuda as backend\n"
+        # no else: the module loads without importing either
+        b"if HAS_TRITON:\n    import triton\n"
+        # an arm that imports nothing of its own: the other arm is avoided there
+        b"if HAS_EXT:\n    import ext_C\nelse:\n    ext_C = None\n"
+        # an import inside a nested block is no statement of the arm
+        b"if HAS_EXT:\n    import ext_C\nelse:\n    try:\n        import ext_cuda\n"
+        b"    except ImportError:\n        pass\n"
+        b'"""\nif a:\n    import x\nelse:\n    import y\n"""\n'
+    )
+    assert import_choices(text) == [
+        [["aiter.ops", "aiter.ops.attn"], ["ext_C"], ["ext_cuda"]],
+    ]
+
+
+def test_a_module_that_imports_an_absent_package_in_every_arm_cannot_load(tmp_path):
+    package = tmp_path / "pkg"
+    package.mkdir()
+    files = {
+        package / "__init__.py": [".interface"],
+        package / "interface.py": ["os", "torch"],
+        package / "either.py": ["torch"],
+        tmp_path / "script.py": ["pkg"],
+    }
+    for path in files:
+        path.touch()
+    choices = {
+        str(package / "interface.py"): [[["aiter.ops"], ["pkg_cuda"]]],
+        str(package / "either.py"): [[["aiter.ops"], ["numpy"]]],
+    }
+    absent_on = {"aiter": ["cpu", "npu"], "pkg_cuda": ["cpu", "npu", "xpu"]}
+    found = unloadable({str(p): imports for p, imports in files.items()}, absent_on, choices)
+    assert sorted(found) == sorted(str(p) for p in files)
+    interface = found[str(package / "interface.py")]
+    assert interface == (("cpu", "npu"), str(package / "interface.py"), "aiter or pkg_cuda")
+    # ``either.py`` is inside the package, whose __init__ loads interface.py
+    assert found[str(package / "either.py")].targets == ("cpu", "npu")
+    # alone, its own choice keeps every target: numpy is everywhere
+    alone = unloadable({str(package / "either.py"): ["torch"]}, absent_on, choices)
+    assert alone == {}
+
+
+def test_package_inits_are_those_of_every_package_above_a_file(tmp_path):
+    (tmp_path / "pkg" / "sub").mkdir(parents=True)
+    (tmp_path / "pkg" / "__init__.py").touch()
+    (tmp_path / "pkg" / "sub" / "__init__.py").touch()
+    (tmp_path / "pkg" / "sub" / "mod.py").touch()
+    (tmp_path / "loose").mkdir()
+    (tmp_path / "loose" / "script.py").touch()
+    paths = [str(tmp_path / "pkg" / "sub" / "mod.py"), str(tmp_path / "loose" / "script.py")]
+    assert package_inits(paths) == [
+        str(tmp_path / "pkg" / "sub" / "__init__.py"),
+        str(tmp_path / "pkg" / "__init__.py"),
+    ]

@@ -29,10 +29,10 @@ def _targets_by_site(out: str) -> list[tuple[str, int, str, str, list[str]]]:
     ]
 
 
-def _sites(path: str) -> list[tuple[str, int, str, str, list[str]]]:
-    """The findings of one uncached, isolated run over ``path`` in fixtures/project."""
+def _sites(*paths: str) -> list[tuple[str, int, str, str, list[str]]]:
+    """The findings of one uncached, isolated run over ``paths`` in fixtures/project."""
     status, out, _ = run_cli(
-        path, "--output-format", "json", "--isolated", "--no-cache", cwd=FIXTURES / "project"
+        *paths, "--output-format", "json", "--isolated", "--no-cache", cwd=FIXTURES / "project"
     )
     assert status == 1
     return _targets_by_site(out)
@@ -161,7 +161,7 @@ def test_the_run_says_which_package_loads_triton():
 
 
 def test_a_module_linted_without_its_package_keeps_mps():
-    # what the package loads is read among the files of the run
+    # what the package's __init__.py imports (ops/norm.py) is read among the files of the run
     assert _sites("triton_packages/kernelpkg/generation.py")[0][-1] == [
         "cpu",
         "mlu",
@@ -187,23 +187,42 @@ def test_the_cache_follows_what_a_package_loads(tmp_path):
     assert [site[-1] for site in generation] == [["cpu", "mlu", "mps", "npu", "xpu"]] * 2
 
 
-#: fixtures/project/cuda_extensions: ``setup.py`` builds ``fused_norm_C`` and
-#: ``fusedpkg._allocator`` with ``CUDAExtension``. The modules that import them at their top load
-#: only where they were built (CUDA and, hipified, ROCm): nothing after the import is another
-#: target's site, and ROCm runs the CUDA calls as they are. So does ``model.py``, which imports
-#: ``norm.py`` at its top. ``fused_norm``, which setup.py does not build, is no extension: what
-#: follows it keeps its targets, and so does ``driver.py``, which imports ``plain.py``.
+#: fixtures/project/cuda_extensions: ``setup.py`` builds ``fused_norm_C``,
+#: ``fusedpkg._allocator`` and ``attn_cuda`` with ``CUDAExtension``. The modules that import them
+#: at their top load only where they were built (CUDA and, hipified, ROCm): nothing after the
+#: import is another target's site, and ROCm runs the CUDA calls as they are. So does ``model.py``,
+#: which imports ``norm.py`` at its top. ``fused_norm``, which setup.py does not build, is no
+#: extension: what follows it keeps its targets, and so does ``driver.py``, which imports
+#: ``plain.py``. ``kernels.py`` picks ``aiter`` (ROCm only) or ``fused_norm_C`` in an
+#: ``if``/``else``: no other target has either; ``fallback.py`` picks ``fused_norm_C`` or a module
+#: every target has, and keeps its targets. The ``attnpkg`` package's ``__init__.py`` loads
+#: ``interface.py``, which picks ``aiter`` or ``attn_cuda``: none of its modules lists a target.
 NOT_ROCM = ["cpu", "mlu", "mps", "npu", "xpu"]
 CUDA_EXTENSION_FINDINGS = [
     ("cuda_extensions/fusedpkg/driver.py", 8, "PRT102", "error", NOT_ROCM),
+    ("cuda_extensions/fusedpkg/fallback.py", 13, "PRT101", "error", NOT_ROCM),
     ("cuda_extensions/fusedpkg/plain.py", 7, "PRT101", "error", NOT_ROCM),
     ("cuda_extensions/setup.py", 8, "PRT502", "error", NOT_ROCM),
     ("cuda_extensions/setup.py", 9, "PRT502", "error", NOT_ROCM),
+    ("cuda_extensions/setup.py", 10, "PRT502", "error", NOT_ROCM),
 ]
 
 
 def test_modules_after_an_import_of_a_cuda_extension_of_setup_py_have_no_site():
     assert _sites("cuda_extensions") == CUDA_EXTENSION_FINDINGS
+
+
+def test_a_run_without_the_package_init_still_reads_what_it_loads():
+    # Python runs attnpkg/__init__.py before utils/bench.py: the run reads it, though it does not
+    # name it, and follows it to interface.py, which the run names
+    base = "cuda_extensions/"
+    found = _sites(
+        base + "attnpkg/utils/bench.py", base + "attnpkg/interface.py", base + "setup.py"
+    )
+    assert [site[0] for site in found] == [base + "setup.py"] * 3
+    # without interface.py in the run, what the __init__.py imports is not read
+    found = _sites(base + "attnpkg/utils/bench.py", base + "setup.py")
+    assert found[0] == (base + "attnpkg/utils/bench.py", 7, "PRT201", "error", NOT_ROCM)
 
 
 #: fixtures/project/own_package: the project that holds ``mii/`` imports it in its tests and

@@ -664,10 +664,21 @@ def _python_layers(
     }
     known = {path: fact for path, fact in facts.items() if fact is not None}
     layers = found.layers_of(known, TARGETS)
-    imports = {path: fact[4] for path, fact in known.items()}
+    # Python runs the __init__.py of every package above a module before the module, whether or
+    # not the run names it: what those load counts for the run's modules
+    loaded = dict(known)
+    named = {os.path.abspath(path) for path in paths}
+    for path in loads.package_inits(paths):
+        if os.path.abspath(path) not in named:
+            fact = cache.facts(path, read, found.valid_facts) if cache else read(path)
+            if fact is not None:
+                loaded[path] = fact
+    imports = {path: fact[4] for path, fact in loaded.items()}
+    choices = {path: fact[5] for path, fact in loaded.items() if fact[5]}
     unloadable: dict[str, loads.Unloadable] = {}
     homes: dict[str, frozenset[str]] = {}
-    if loads.imports_third_party(imports.values()):  # else nothing is absent: no catalogue
+    chosen = [arm for chains in choices.values() for chain in chains for arm in chain]
+    if loads.imports_third_party([*imports.values(), *chosen]):  # else nothing is absent
         catalog = load_catalog()
         backend = catalog.table("device").get("backend", {})
         absent_on = loads.with_vendor_stacks(
@@ -678,7 +689,7 @@ def _python_layers(
         for text in scripts.values():
             for module in cuda_extension_names(text):
                 absent_on.setdefault(module, elsewhere)
-        unloadable = loads.unloadable(imports, absent_on)
+        unloadable = loads.unloadable(imports, absent_on, choices)
         packages = catalog.table("packages").get("package", {})
         homes = loads.package_homes(paths, {name.split(".")[0] for name in packages})
     if not layers and not unloadable and not homes:

@@ -36,7 +36,7 @@ from collections.abc import Iterable, Mapping
 from stat import S_ISREG
 from typing import Any, NamedTuple
 
-from portlint.python.package_loads import module_name, top_imports
+from portlint.python.package_loads import import_choices, module_name, top_imports
 
 #: How many names of ``torch.cuda`` a module rebinds before it is a layer that redirects the
 #: CUDA API (one rebinding is a workaround for one function).
@@ -84,7 +84,8 @@ class Finder:
     def file_facts(self, raw: bytes) -> list[Any]:
         """[migration targets, rebound names, {namespace: how many names it is given},
         imported top-level packages (``.`` for a relative import), the modules its unindented
-        imports may load (``package_loads.top_imports``)] of a file's bytes; lists and
+        imports may load (``package_loads.top_imports``), the imports its unindented ``if``
+        chains choose between (``package_loads.import_choices``)] of a file's bytes; lists and
         dictionaries only (the cache stores them as JSON)."""
         migrated = []
         if any(marker in raw for marker in self.markers):
@@ -102,19 +103,27 @@ class Finder:
             names, counted = rebound_names(raw)
             namespaces = dict(counted)
         imported = imported_packages(raw)
-        return [migrated, names, namespaces, imported, top_imports(raw)]
+        return [migrated, names, namespaces, imported, top_imports(raw), import_choices(raw)]
 
 
 def valid_facts(facts: Any) -> bool:
     """Whether ``facts`` has the shape ``Finder.file_facts`` gives (a cache entry may not)."""
-    if not isinstance(facts, list) or len(facts) != 5:
+    if not isinstance(facts, list) or len(facts) != 6:
         return False
-    migrated, names, namespaces, imported, loaded = facts
+    migrated, names, namespaces, imported, loaded, choices = facts
     return (
-        all(isinstance(part, list) for part in (migrated, names, imported, loaded))
+        all(isinstance(part, list) for part in (migrated, names, imported, loaded, choices))
         and isinstance(namespaces, dict)
         and all(isinstance(item, str) for item in (*migrated, *names, *imported, *loaded))
         and all(isinstance(count, int) for count in namespaces.values())
+        and all(
+            isinstance(chain, list)
+            and all(
+                isinstance(arm, list) and all(isinstance(spec, str) for spec in arm)
+                for arm in chain
+            )
+            for chain in choices
+        )
     )
 
 
@@ -199,7 +208,7 @@ def imported_packages(raw: bytes) -> list[str]:
 
 def imports_only(raw: bytes) -> list[Any]:
     """``Finder.file_facts`` of a file that does not mention torch: its imports alone."""
-    return [[], [], {}, imported_packages(raw), top_imports(raw)]
+    return [[], [], {}, imported_packages(raw), top_imports(raw), import_choices(raw)]
 
 
 def reached(path: str, facts: list[Any], layers: Mapping[Layer, Reach]) -> tuple[Layer, ...]:
@@ -207,7 +216,7 @@ def reached(path: str, facts: list[Any], layers: Mapping[Layer, Reach]) -> tuple
     imports, or imports relatively inside, or, for a rebinding layer, belongs to; and a
     migration tool it imports itself; a module outside packages that is the layer loads it
     too."""
-    migrated, _, _, imported, _ = facts
+    migrated, _, _, imported, *_ = facts
     names = frozenset(imported)
     home = top_package(path)
     inside = "." in names or home == os.path.splitext(os.path.basename(path))[0]

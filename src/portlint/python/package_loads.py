@@ -13,6 +13,11 @@ The project's own CUDA extensions are such packages too: a module that the run's
 builds with ``CUDAExtension`` (``flash_attn_2_cuda``, ``pkg._C``) exists where PyTorch built it,
 on CUDA and, hipified, on ROCm (``extension_tests.cuda_extension_names``).
 
+A module that picks one of two such packages at its top level cannot load either where neither
+is: in an unindented ``if``/``elif``/``else`` chain that ends in ``else``, each arm of which imports
+one (``if USE_TRITON_ROCM: from aiter... import ... else: import flash_attn_2_cuda``), one arm
+runs, and its import fails on a target that lacks every arm's package (``import_choices``).
+
 Everything is read from the text, as the layers are (``python.layers``): an import statement
 at the start of a line is a top-level one outside any block (a block's body is indented), and a
 file's list of them is part of its cached facts (``layers.Finder.file_facts``).
@@ -55,22 +60,74 @@ def top_imports(raw: bytes) -> list[str]:
     for match in TOP_IMPORT.finditer(raw):
         if strings and _inside(match.start(), strings):
             continue  # an example in a docstring
-        source, names, plain = match.groups()
-        if plain is not None:
-            for part in plain.decode(errors="replace").split(","):
-                name = part.split(" as ")[0].strip().rstrip("\\").strip()
-                if name:
-                    found.append(name)
-            continue
-        module = source.decode(errors="replace")
-        found.append(module)
-        listed = names.decode(errors="replace").strip("()\\ \t\r\n")
-        for part in listed.replace("\\", " ").split(","):
-            name = part.split(" as ")[0].strip()
-            if name and name != "*" and name.isidentifier():
-                joined = f"{module}{name}" if module.endswith(".") else f"{module}.{name}"
-                found.append(joined)
+        found.extend(_loaded(match))
     return sorted(set(found))
+
+
+def _loaded(match: re.Match[bytes]) -> list[str]:
+    """The modules one import statement (a ``TOP_IMPORT`` match) may load."""
+    source, names, plain = match.groups()
+    if plain is not None:
+        parts = (
+            part.split(" as ")[0].strip().rstrip("\\").strip()
+            for part in plain.decode(errors="replace").split(",")
+        )
+        return [name for name in parts if name]
+    module = source.decode(errors="replace")
+    found = [module]
+    listed = names.decode(errors="replace").strip("()\\ \t\r\n")
+    for part in listed.replace("\\", " ").split(","):
+        name = part.split(" as ")[0].strip()
+        if name and name != "*" and name.isidentifier():
+            found.append(f"{module}{name}" if module.endswith(".") else f"{module}.{name}")
+    return found
+
+
+#: The header of an arm of an unindented ``if`` chain, on one line: ``if X:``, ``elif X:``,
+#: ``else:``, a comment after the colon allowed.
+ARM_HEAD = re.compile(rb"(if|elif)[ \t(][^\n]*:|else[ \t]*:")
+
+
+def import_choices(raw: bytes) -> list[list[list[str]]]:
+    """The unindented ``if``/``elif``/``else`` chains, ending in ``else``, each of whose arms
+    imports something as its own statement (not inside a nested block): per chain, per arm, the
+    modules its imports may load. One arm runs when the module loads, so the module loads only
+    where some arm's imports can (``unloadable``)."""
+    chains: list[list[list[str]]] = []
+    arms: list[list[str]] = []  # the chain being read
+    closed = False  # it has its ``else``
+    depth: int | None = None  # the indentation of the current arm's statements
+    strings = _long_strings(raw)
+    start = 0
+    for line in raw.splitlines(keepends=True):
+        at, start = start, start + len(line)
+        text = line.split(b"#", 1)[0].rstrip() if b"#" in line else line.rstrip()
+        if not text.strip() or (strings and _inside(at, strings)):
+            continue
+        indent = len(line) - len(line.lstrip(b" \t"))
+        if indent:
+            if arms and (depth is None or indent == depth):
+                depth = indent
+                match = TOP_IMPORT.match(text.lstrip())
+                if match:
+                    arms[-1].extend(_loaded(match))
+            continue
+        head = ARM_HEAD.fullmatch(text)
+        if head and not head.group(0).startswith(b"if") and arms and not closed:
+            arms.append([])  # ``elif``/``else`` of the chain being read
+            closed = head.group(0).startswith(b"else")
+            depth = None
+            continue
+        if closed and all(arms):
+            chains.append(arms)
+        arms, closed, depth = (
+            ([[]] if head and head.group(0).startswith(b"if") else []),
+            False,
+            None,
+        )
+    if closed and all(arms):
+        chains.append(arms)
+    return chains
 
 
 def with_vendor_stacks(
@@ -91,13 +148,21 @@ def with_vendor_stacks(
 
 
 def unloadable(
-    imports: Mapping[str, list[str]], absent_on: Mapping[str, Iterable[str]]
+    imports: Mapping[str, list[str]],
+    absent_on: Mapping[str, Iterable[str]],
+    choices: Mapping[str, list[list[list[str]]]] | None = None,
 ) -> dict[str, Unloadable]:
     """Path -> the targets that cannot load it, for the files among ``imports`` (path -> its
     ``top_imports``) that import, or whose packages import, through the project's own modules,
-    a package of ``absent_on`` (package -> the targets it is absent on)."""
+    a package of ``absent_on`` (package -> the targets it is absent on), or whose ``choices``
+    (path -> its ``import_choices``) import one in every arm."""
+    choices = choices or {}
     tops_absent = {package.split(".", 1)[0] for package in absent_on}
-    if not any(spec.split(".")[0] in tops_absent for specs in imports.values() for spec in specs):
+    specs_seen = [
+        *imports.values(),
+        *(arm for chains in choices.values() for c in chains for arm in c),
+    ]
+    if not any(spec.split(".")[0] in tops_absent for specs in specs_seen for spec in specs):
         return {}  # no file imports one (a relative import's first part is empty)
     names = {path: module_name(path) for path in imports}
     by_name: dict[str, list[str]] = defaultdict(list)
@@ -124,6 +189,9 @@ def unloadable(
             for loaded in _with_parents(target_name):
                 if loaded in modules and loaded != name:
                     importers[loaded].add(name)
+        for chain in choices.get(path, ()):
+            for target, origin in _absent_in_every_arm(chain, name, path, absent_on).items():
+                own.setdefault(target, origin)
         if own:
             absent[name] = own
     # what a module cannot load, its importers cannot either
@@ -151,6 +219,43 @@ def unloadable(
             origin, package = sorted(reached.values())[0]
             found[path] = Unloadable(tuple(sorted(reached)), origin, package)
     return found
+
+
+def _absent_in_every_arm(
+    chain: list[list[str]], name: str, path: str, absent_on: Mapping[str, Iterable[str]]
+) -> dict[str, tuple[str, str]]:
+    """Target -> (``path``, the packages) for the targets that lack a package some import of
+    each arm of an ``import_choices`` chain loads: whichever arm runs, its import fails there."""
+    per_arm: list[dict[str, str]] = []
+    for arm in chain:
+        lacking: dict[str, str] = {}
+        for spec in arm:
+            target_name = resolve(spec, name, path.endswith("__init__.py"))
+            for loaded in _with_parents(target_name) if target_name else ():
+                for target in absent_on.get(loaded, ()):
+                    lacking.setdefault(target, loaded)
+        per_arm.append(lacking)
+    common = set.intersection(*(set(lacking) for lacking in per_arm)) if per_arm else set()
+    return {
+        target: (path, " or ".join(dict.fromkeys(lacking[target] for lacking in per_arm)))
+        for target in common
+    }
+
+
+def package_inits(paths: Iterable[str]) -> list[str]:
+    """The ``__init__.py`` of every package that holds one of ``paths`` (a file's own folder
+    and the folders above it, while they hold one), in the form the paths are written in."""
+    found: dict[str, None] = {}
+    for path in paths:
+        folder = os.path.dirname(path)
+        while os.path.isfile(init := os.path.join(folder, "__init__.py")):
+            if init in found:
+                break  # the folders above were walked from it already
+            found[init] = None
+            if not folder or folder == os.path.dirname(folder):
+                break
+            folder = os.path.dirname(folder)
+    return list(found)
 
 
 def package_homes(paths: Iterable[str], names: Iterable[str]) -> dict[str, frozenset[str]]:
