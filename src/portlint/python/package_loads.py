@@ -120,11 +120,9 @@ def import_choices(raw: bytes) -> list[list[list[str]]]:
             continue
         if closed and all(arms):
             chains.append(arms)
-        arms, closed, depth = (
-            ([[]] if head and head.group(0).startswith(b"if") else []),
-            False,
-            None,
-        )
+        opens = head is not None and head.group(0).startswith(b"if")
+        arms = [[]] if opens else []  # a new chain, or none
+        closed, depth = False, None
     if closed and all(arms):
         chains.append(arms)
     return chains
