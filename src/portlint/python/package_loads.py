@@ -244,11 +244,14 @@ def package_inits(paths: Iterable[str]) -> list[str]:
     """The ``__init__.py`` of every package that holds one of ``paths`` (a file's own folder
     and the folders above it, while they hold one), in the form the paths are written in."""
     found: dict[str, None] = {}
+    walked: set[str] = set()  # folders looked at already, with the folders above them
     for path in paths:
         folder = os.path.dirname(path)
-        while os.path.isfile(init := os.path.join(folder, "__init__.py")):
-            if init in found:
-                break  # the folders above were walked from it already
+        while folder not in walked:
+            walked.add(folder)
+            init = os.path.join(folder, "__init__.py")
+            if not os.path.isfile(init):
+                break
             found[init] = None
             if not folder or folder == os.path.dirname(folder):
                 break
