@@ -130,6 +130,8 @@ CHECKS: dict[type, tuple[Check, ...]] = {
 SCOPES = (ast.Module, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
 
 IMPORT_ERRORS = frozenset({"ImportError", "ModuleNotFoundError", "Exception", "BaseException"})
+#: Comparisons that hold where the value is not the one named (``dev.type != "cpu"``).
+NEGATIONS = (ast.NotEq, ast.NotIn, ast.IsNot)
 #: How many statements before and after an ``if`` (or a vendor flag) are looked at for the rest
 #: of a dispatch written as a run of statements (``if is_xpu_available(): ...`` then ``if
 #: is_npu_available(): ...``, early returns, adjacent flags). Real runs are a few statements;
@@ -1540,9 +1542,19 @@ class Analyser(ast.NodeVisitor):
         ``if use_npu:`` is a branch for that vendor."""
         targets = only_targets(value, self.ctx.qualified_name, self.vendors)
         if targets is None and isinstance(value, ast.Compare):
-            targets = handled_targets(value, self.ctx.qualified_name, self.vendors)
+            named = handled_targets(value, self.ctx.qualified_name, self.vendors)
+            if any(isinstance(op, NEGATIONS) for op in value.ops):
+                # ``accelerated = dev.type != "cpu"``: every target but the one it names passes,
+                # and ``if accelerated:`` is the branch that sends that one elsewhere, as the
+                # test itself would be
+                if named:
+                    self.vendors.excluding_flags[name] = named
+                    self.vendors.flags.pop(name, None)
+                return
+            targets = named  # ``on_xpu = dev.type == "xpu"``
         if targets:
             self.vendors.flags[name] = targets
+            self.vendors.excluding_flags.pop(name, None)
 
     def visit_Attribute(self, node: ast.Attribute) -> None:
         name = self.ctx.qualified_name(node)
@@ -2251,7 +2263,7 @@ class Analyser(ast.NodeVisitor):
         return not any(c[1].lower() in self.vendors.words for c in compared if c)
 
     def _names_flag(self, first: int, last: int) -> bool:
-        flags = self.vendors.flags
+        flags = [*self.vendors.flags, *self.vendors.excluding_flags]
         return bool(flags) and any(
             name in line for line in self.relevance.lines[first - 1 : last] for name in flags
         )

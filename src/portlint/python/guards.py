@@ -118,6 +118,9 @@ class Vendors:
     words: Mapping[str, str]
     #: name -> targets, for ``use_npu = is_npu_available()`` and try-imports of torch_npu
     flags: dict[str, frozenset[str]] = field(default_factory=dict)
+    #: name -> targets, for a name that holds a test every target but those passes
+    #: (``accelerated = dev.type != "cpu"``): its branch sends them elsewhere
+    excluding_flags: dict[str, frozenset[str]] = field(default_factory=dict)
     #: words of hosted notebook services that offer no target's accelerator (``colab``)
     hosted: tuple[str, ...] = ()
     #: Words of runtimes that no target is (rules/device.toml ``[backend.runtimes]``).
@@ -874,6 +877,8 @@ def handled_targets(expr: ast.AST, resolve: Resolve, vendors: Vendors) -> frozen
             handled.update(_compared_vendors(node, vendors))
         if isinstance(node, ast.Name) and node.id in vendors.flags:
             handled.update(vendors.flags[node.id])
+        elif isinstance(node, ast.Name) and node.id in vendors.excluding_flags:
+            handled.update(vendors.excluding_flags[node.id])
         elif isinstance(node, ast.Name) and PREDICATE.fullmatch(node.id):
             # ``if is_npu_available: return``: a module-level flag named for the vendor check
             vendor = vendors.predicate_vendor(node)
