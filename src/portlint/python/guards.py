@@ -797,6 +797,8 @@ def _compare_polarity(test: ast.Compare, resolve: Resolve, cuda_flags: set[str])
             return -1
     if _counts_cuda_devices(left, op, right, cuda_flags):
         return 1  # ``device_count > 0`` after ``device_count = torch.cuda.device_count()``
+    if _counts_no_cuda_device(left, op, right, cuda_flags):
+        return -1  # ``num_gpus == 0`` after ``num_gpus = torch.cuda.device_count()``
     if isinstance(op, ast.Gt | ast.GtE | ast.NotEq) and _is_cuda_check(left, resolve):
         return 1  # torch.cuda.device_count() > 0
     if isinstance(op, ast.IsNot) and _is_cuda_check(left, resolve):
@@ -817,6 +819,20 @@ def _counts_cuda_devices(
         return False
     return (isinstance(op, ast.Gt) and right.value in (0, 1)) or (
         isinstance(op, ast.GtE) and right.value == 1
+    )
+
+
+def _counts_no_cuda_device(
+    left: ast.expr, op: ast.cmpop, right: ast.expr, cuda_flags: set[str]
+) -> bool:
+    """A name that holds a CUDA check (here its device count) compared so that only a machine
+    without CUDA passes: ``== 0``, ``< 1`` or ``<= 0``."""
+    if not (isinstance(left, ast.Name | ast.Attribute) and flag_name(left) in cuda_flags):
+        return False
+    if not isinstance(right, ast.Constant) or isinstance(right.value, bool):
+        return False
+    return (isinstance(op, ast.Eq | ast.LtE) and right.value == 0) or (
+        isinstance(op, ast.Lt) and right.value == 1
     )
 
 
