@@ -1931,6 +1931,8 @@ class Analyser(ast.NodeVisitor):
                 refuses = _refuses(branch) or (
                     refused_else and admits_cuda(branch.test, resolve, flags)
                 )
+                if refuses:
+                    self.ctx.record_refusal(branch.test)
                 detection = polarity[position] != 0 and not refuses
                 unbound = None
                 if statement and polarity[position] == 1 and not refuses:

@@ -117,6 +117,10 @@ class Context:
     flag_values: dict[str, ast.expr] = field(default_factory=dict)
     #: The flags of ``flag_values`` given at module level.
     module_flags: set[str] = field(default_factory=set)
+    #: ids of the nodes of the checks that flags of ``flag_values`` were given, where a test on
+    #: the flag refuses to run (``num_gpus = torch.cuda.device_count()`` then ``if num_gpus ==
+    #: 0: raise``): what is reported there stops every other machine, as in the test itself.
+    refusing_checks: set[int] = field(default_factory=set)
     #: Nodes inside ``try:`` blocks that catch ImportError.
     import_fallbacks: set[int] = field(default_factory=set)
     reports: list[Report] = field(default_factory=list)
@@ -255,6 +259,13 @@ class Context:
         if guard is not None and guard.behind is not None:
             return guard.behind
         return availability_before(node, self.parents, self.qualified_name, self.cuda_flags)
+
+    def record_refusal(self, test: ast.expr) -> None:
+        """A test that refuses to run: the checks its CUDA flags were given refuse with it."""
+        own = {id(node) for node in walk(test)}
+        self.refusing_checks.update(
+            id(node) for node in self._test_nodes(test, module_flags=False) if id(node) not in own
+        )
 
     def _test_nodes(self, test: ast.expr, module_flags: bool = True) -> Iterator[ast.AST]:
         """The nodes of a test, and those of the check each CUDA flag in it was given (with
@@ -742,7 +753,8 @@ class Context:
             severity = Severity.INFO
         if guard.refuses and guard.cuda_only:  # an assert only the CUDA path reaches
             severity = Severity.INFO
-        elif guard.refuses:  # ``assert torch.cuda.is_available()``: it stops everywhere else
+        elif guard.refuses or id(report.node) in self.refusing_checks:
+            # ``assert torch.cuda.is_available()``: it stops everywhere else
             severity = Severity.ERROR
         elif report.strands and guard.cuda_only and severity is not Severity.INFO:
             # ``if x.is_cuda: mask = mask.cuda()``: the other accelerators skip the move, and
