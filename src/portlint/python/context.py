@@ -751,10 +751,11 @@ class Context:
         # An import keeps its own severity: one with a fallback is a warning (PRT501).
         if guard.info and not isinstance(report.node, ast.alias):
             severity = Severity.INFO
-        if guard.refuses and guard.cuda_only:  # an assert only the CUDA path reaches
+        # in a test that refuses to run, or the check a flag in such a test was given
+        refuses = guard.refuses or id(report.node) in self.refusing_checks
+        if refuses and guard.cuda_only:  # an assert only the CUDA path reaches
             severity = Severity.INFO
-        elif guard.refuses or id(report.node) in self.refusing_checks:
-            # ``assert torch.cuda.is_available()``: it stops everywhere else
+        elif refuses:  # ``assert torch.cuda.is_available()``: it stops everywhere else
             severity = Severity.ERROR
         elif report.strands and guard.cuda_only and severity is not Severity.INFO:
             # ``if x.is_cuda: mask = mask.cuda()``: the other accelerators skip the move, and
