@@ -141,3 +141,10 @@ def test_package_inits_are_those_of_every_package_above_a_file(tmp_path):
         str(tmp_path / "pkg" / "sub" / "__init__.py"),
         str(tmp_path / "pkg" / "__init__.py"),
     ]
+
+
+def test_import_choices_read_crlf_lines_and_a_multiline_header_as_no_chain():
+    assert import_choices(b"if a:\r\n    import x\r\nelse:\r\n    import y\r\n") == [[["x"], ["y"]]]
+    # a header over several lines is not read: no chain, rather than a wrong one
+    text = b"if (a and\n        b):\n    import x\nelse:\n    import y\n"
+    assert import_choices(text) == []
