@@ -659,20 +659,17 @@ def _python_layers(
             finders.append(found.Finder(tools, TARGETS))
         return finders[0].file_facts(raw)
 
-    facts = {
-        path: cache.facts(path, read, found.valid_facts) if cache else read(path) for path in paths
-    }
+    def facts_of(path: str) -> list | None:
+        return cache.facts(path, read, found.valid_facts) if cache else read(path)
+
+    facts = {path: facts_of(path) for path in paths}
     known = {path: fact for path, fact in facts.items() if fact is not None}
     layers = found.layers_of(known, TARGETS)
     # Python runs the __init__.py of every package above a module before the module, whether or
     # not the run names it: what those load counts for the run's modules
-    loaded = dict(known)
     named = {os.path.abspath(path) for path in paths}
-    for path in loads.package_inits(paths):
-        if os.path.abspath(path) not in named:
-            fact = cache.facts(path, read, found.valid_facts) if cache else read(path)
-            if fact is not None:
-                loaded[path] = fact
+    inits = [p for p in loads.package_inits(paths) if os.path.abspath(p) not in named]
+    loaded = {**known, **{p: f for p in inits if (f := facts_of(p)) is not None}}
     imports = {path: fact[4] for path, fact in loaded.items()}
     choices = {path: fact[5] for path, fact in loaded.items() if fact[5]}
     unloadable: dict[str, loads.Unloadable] = {}

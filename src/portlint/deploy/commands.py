@@ -15,7 +15,6 @@ from portlint.deploy.facts import (
     device_advice,
     image_match,
     tool_advice,
-    tool_source,
     variable_advice,
     variable_severity,
 )
@@ -86,6 +85,8 @@ def check_variable(rep: Reporter, name: Word) -> None:
 
 
 def check_tool(rep: Reporter, word: Word) -> None:
+    from portlint.python.environment_checks import tool_source
+
     tool = posixpath.basename(word.text)
     advice = tool_advice(rep.catalog).get(tool)
     if advice is not None:

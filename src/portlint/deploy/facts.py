@@ -90,12 +90,6 @@ def tool_advice(catalog: Catalog) -> dict[str, Targets]:
     return {name: advice_row(row, PORTABLE, Status.RENAME) for name, row in rows.items()}
 
 
-def tool_source(catalog: Catalog, tool: str) -> str:
-    """What puts an NVIDIA tool on a machine (rules/environment.toml ``installed_with``)."""
-    row = catalog.table("environment").get("tool", {}).get(tool, {})
-    return row.get("installed_with", "the NVIDIA driver or toolkit")
-
-
 def targets_table(raw: Mapping[str, Any]) -> Targets:
     """A ``[x.targets]`` table whose values are advice tables or plain strings (manual)."""
     return {

@@ -1328,6 +1328,8 @@ class Analyser(ast.NodeVisitor):
         """``p.add_argument("--device", default="cuda")`` anywhere in the module: ``args.device``
         holds the default wherever it is read, also in a function defined above the parser
         (``def main(args): model.to(args.device)``, then ``main(parser.parse_args())``)."""
+        if "add_argument" not in self.ctx.text:
+            return  # most files define no option: no walk over their tree
         for node in ast.walk(tree):
             if isinstance(node, ast.Call):
                 self._record_option_default(node)

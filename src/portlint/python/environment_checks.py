@@ -77,6 +77,13 @@ def variable_families(
     )
 
 
+def tool_source(catalog: Catalog, tool: str) -> str:
+    """What puts an NVIDIA tool on a machine (rules/environment.toml ``installed_with``), for
+    PRT402 in Python and PRT922 in scripts."""
+    row = catalog.table("environment").get("tool", {}).get(tool, {})
+    return row.get("installed_with", "the NVIDIA driver or toolkit")
+
+
 def variable_row(name: str, catalog: Catalog) -> tuple[dict[str, Advice], Severity | None] | None:
     """The advice and severity for a CUDA-only variable: its own ``[env.*]`` row, else its
     family's (``NCCL_ALGO``, ``TORCH_NCCL_DUMP_ON_TIMEOUT``); None for any other name."""
@@ -293,9 +300,7 @@ def _report_tool(string: ast.AST, ctx: Context, severity: Severity | None = None
     match = _tool_pattern(tuple(sorted(tools))).search(string.value)
     if match:
         tool = match.group(1)
-        row = ctx.catalog.table("environment")["tool"][tool]
-        source = row.get("installed_with", "the NVIDIA driver or toolkit")
-        message = f"`{tool}` exists only where {source} is installed"
+        message = f"`{tool}` exists only where {tool_source(ctx.catalog, tool)} is installed"
         ctx.report(string, "PRT402", message, targets=tools[tool], severity=severity)
 
 
