@@ -236,3 +236,59 @@ def test_files_read_groups(bench, tmp_path):
     # A miss outside the files of a group does not count against it.
     missed = [{"repo": REPO, "path": "b.py", "line": "3", "rule": "PRT101"}]
     assert bench.recall([], [], missed, {(REPO, "a.py")}) == (0, 0, [])
+
+
+AGREEMENT_PY = RUN_PY.parent / "agreement.py"
+HEADER = "repo,path,line,rule,symbol,severity,targets,verdict,reason\n"
+FIRST = HEADER + (
+    "owner/lib@0123abcd,lib/dev.py,3,PRT201,torch.cuda.synchronize,error,npu=rename,right,a\n"
+    "owner/lib@0123abcd,lib/dev.py,5,PRT201,torch.cuda.synchronize,error,npu=rename,right,b\n"
+    "owner/lib@0123abcd,lib/dev.py,7,PRT201,torch.cuda.synchronize,error,npu=rename,wrong-detail,c\n"
+    "owner/lib@0123abcd,lib/dev.py,9,PRT201,torch.cuda.synchronize,error,npu=rename,false-positive,d\n"
+)
+SECOND = HEADER + (
+    "owner/lib@0123abcd,lib/dev.py,3,PRT201,torch.cuda.synchronize,error,npu=rename,right,a\n"
+    "owner/lib@0123abcd,lib/dev.py,5,PRT201,torch.cuda.synchronize,error,npu=rename,false-positive,b\n"
+    "owner/lib@0123abcd,lib/dev.py,7,PRT201,torch.cuda.synchronize,error,npu=rename,wrong-detail,c\n"
+    "owner/lib@0123abcd,lib/dev.py,9,PRT201,torch.cuda.synchronize,error,npu=rename,wrong-detail,d\n"
+    # other targets than the first reading's label of line 3: a different finding
+    "owner/lib@0123abcd,lib/dev.py,3,PRT201,torch.cuda.synchronize,error,mlu=rename,right,e\n"
+)
+
+
+@pytest.fixture(scope="module")
+def agreement(bench):
+    spec = importlib.util.spec_from_file_location("precision_agreement", AGREEMENT_PY)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_agreement_of_two_readings(agreement, tmp_path, capsys):
+    first, second = tmp_path / "first.csv", tmp_path / "second.csv"
+    first.write_text(FIRST)
+    second.write_text(SECOND)
+    assert agreement.main(["--first", str(first), "--second", str(second)]) == 0
+    assert capsys.readouterr().out == (
+        "findings read twice: 4\n"
+        "second-reading rows with no first-reading label: 1\n"
+        "\n"
+        "  first/second           right    wrong-detail  false-positive\n"
+        "         right               1               0               1\n"
+        "  wrong-detail               0               1               0\n"
+        "false-positive               0               1               0\n"
+        "\n"
+        "verdict                agreement  50.0%  kappa  0.27\n"
+        "right in every detail  agreement  75.0%  kappa  0.50\n"
+        "a real site            agreement  50.0%  kappa -0.33\n"
+        "\n"
+        "first reader   strict  50.0%  site  75.0%\n"
+        "second reader  strict  25.0%  site  75.0%\n"
+        "both readers   strict  25.0%  site  50.0%\n"
+    )
+
+
+def test_agreement_needs_the_second_reading(agreement, tmp_path, capsys):
+    with pytest.raises(SystemExit):
+        agreement.main(["--second", str(tmp_path / "missing.csv")])
+    assert "missing.csv: no such file" in capsys.readouterr().err
