@@ -402,7 +402,8 @@ class Context:
         (PRT101): the string's finding is the device choice, and its fix rewrites the whole
         expression, test included. The ``torch.cuda`` test in it is the same site, no finding of
         its own; so is a negated device-type test, whose arm moves what is not on CUDA there
-        (``t.to("cuda:0") if not t.is_cuda else t``)."""
+        (``t.to("cuda:0") if not t.is_cuda else t``), or a comparison with the device itself
+        (``if attr.device != torch.device("cuda"): attr = attr.to(torch.device("cuda"))``)."""
         strings = {
             id(report.node): finding
             for report, finding in finished.values()
@@ -414,7 +415,11 @@ class Context:
             if report.rule.code in DEVICE_STRINGS and not report.hidden
         }
         for report, finding in finished.values():
-            if report.rule.code in DEVICE_TYPE_TESTS and not report.hidden:
+            if report.hidden:
+                continue
+            if report.rule.code in DEVICE_TYPE_TESTS or (
+                report.rule.code == DEVICE_STRING_RULE and self._compared_device(report.node)
+            ):
                 statement = self._if_tested_by(report.node)
                 if statement is not None and self._only_moves(statement, finding, moves):
                     report.hidden = True
@@ -437,6 +442,14 @@ class Context:
             # the string's finding must say all the test's does: its targets, as severe
             if any(_says_all(string, finding) for string in said):
                 report.hidden = True
+
+    def _compared_device(self, node: ast.AST) -> bool:
+        """The device string is one side of a comparison, bare or as ``torch.device("cuda")``
+        (``attr.device != torch.device("cuda")``): a test of the device, like a device type's."""
+        parent = self.parents.get(id(node))
+        if isinstance(parent, ast.Call) and self.qualified_name(parent.func) == "torch.device":
+            parent = self.parents.get(id(parent))
+        return isinstance(parent, ast.Compare)
 
     def _if_tested_by(self, node: ast.AST) -> ast.If | None:
         """The ``if`` statement whose test holds ``node``."""
