@@ -24,6 +24,9 @@ ENV_NAME_CALLS = frozenset(
 )
 #: Methods of any mapping whose first argument is a key (``current_env.setdefault(...)``).
 MAPPING_METHODS = frozenset({"get", "setdefault", "pop"})
+#: A word in the text of a mapping, or of what a name is bound to, that says it holds environment
+#: variables: ``env``, ``environ``, ``ps_environ``, ``runtime_env["env_vars"]``.
+ENVIRONMENT_WORD = re.compile(r"env", re.IGNORECASE)
 #: Calls that build a path whose parts may name a tool: ``os.path.join(home, "bin", "nvcc")``.
 PATH_CALLS = frozenset({"os.path.join", "pathlib.Path", "pathlib.PurePath"})
 #: Calls that run a command given as a string or an argument list.
@@ -148,12 +151,21 @@ def _advice_from_row(row: dict, rocm_portable: bool) -> dict[str, Advice]:
     return advice
 
 
-def _report_variable(node: ast.AST, ctx: Context, within: ast.AST, any_case: bool = False) -> None:
-    """``node`` names a variable in ``within`` (a subscript, a call, a dict, a comparison)."""
+def _report_variable(
+    node: ast.AST,
+    ctx: Context,
+    within: ast.AST,
+    any_case: bool = False,
+    mapping: ast.expr | None = None,
+) -> None:
+    """``node`` names a variable in ``within`` (a subscript, a call, a dict, a comparison), as a
+    key of ``mapping`` where one is given: not of the project's own settings."""
     if not (isinstance(node, ast.Constant) and isinstance(node.value, str)):
         return
     name = node.value.upper() if any_case and node.value.startswith("nccl_") else node.value
     row = variable_row(name, ctx.catalog)
+    if row is not None and mapping is not None and _settings_mapping(mapping, ctx):
+        return
     if row is not None:
         _record_save_or_restore(node, name, within, ctx)
     # a value read only to be printed or logged configures nothing
@@ -255,20 +267,75 @@ def _strings_in(block: list[ast.AST]) -> frozenset[str]:
     )
 
 
+def _settings_mapping(mapping: ast.expr, ctx: Context) -> bool:
+    """The mapping is the project's own settings, not an environment: the module also keys it
+    by a name no variable has (``self.device_setting["CUDA_VISIBLE_DEVICES"]`` beside
+    ``self.device_setting["n_devices"]``), and the environment is set where the value is copied
+    into one (``ps_environ["CUDA_VISIBLE_DEVICES"] = ...``). Never ``os.environ``, nor a mapping
+    whose text says environment (``env``, ``ps_environ``, ``runtime_env["env_vars"]``)."""
+    if ctx.qualified_name(mapping) == ENVIRON:
+        return False
+    receiver = ast.unparse(mapping)
+    if ENVIRONMENT_WORD.search(receiver):
+        return False
+    key = ("settings mapping", receiver)
+    if key not in ctx.scope_facts:
+        ctx.scope_facts[key] = _keyed_by_setting(receiver, ctx.text)
+    return ctx.scope_facts[key]
+
+
+def _keyed_by_setting(receiver: str, text: str) -> bool:
+    """The text reads or writes a key of ``receiver`` that is no variable's name: one with a
+    lower-case letter (``["n_devices"]``, ``.get("world_size")``), other than the ``nccl_*``
+    keys of helpers that patch the environment (``patched["nccl_ib_disable"] = "1"``)."""
+    key_of = r"\s*(?:\[|\.(?:get|pop|setdefault)\()\s*['\"](\w+)['\"]"  # ["k"], .get("k"
+    access = rf"(?<![\w.]){re.escape(receiver)}{key_of}"
+    return any(
+        not key.isupper() and not key.lower().startswith("nccl_")
+        for key in re.findall(access, text)
+    )
+
+
+def _settings_dict(node: ast.Dict, ctx: Context) -> bool:
+    """``self.device_setting = {"CUDA_VISIBLE_DEVICES": ids, "n_devices": n}``: a dict given to
+    a name or attribute that does not say environment, with a key no environment variable
+    has (lower case), holds the project's settings."""
+    statement = ctx.parents.get(id(node))
+    if isinstance(statement, ast.Assign) and len(statement.targets) == 1:
+        target = statement.targets[0]
+    elif isinstance(statement, ast.AnnAssign):
+        target = statement.target
+    else:
+        return False
+    if statement.value is not node or not isinstance(target, ast.Name | ast.Attribute):
+        return False
+    if ENVIRONMENT_WORD.search(ast.unparse(target)):
+        return False
+    return any(
+        isinstance(key, ast.Constant) and isinstance(key.value, str) and not key.value.isupper()
+        for key in node.keys
+    )
+
+
 def check_environ_subscript(node: ast.Subscript, ctx: Context) -> None:
     """``os.environ["NCCL_DEBUG"]``, and any other mapping of variables (``env = os.environ.copy()``
     then ``env["NCCL_P2P_DISABLE"] = "1"``): the names are distinctive enough. Lower-case
-    ``nccl_*`` keys count too (``patch_environment(nccl_p2p_disable="1")`` style helpers)."""
-    _report_variable(node.slice, ctx, node, any_case=ctx.qualified_name(node.value) != ENVIRON)
+    ``nccl_*`` keys count too (``patch_environment(nccl_p2p_disable="1")`` style helpers). Not a
+    key of the project's own settings (``_settings_mapping``)."""
+    environ = ctx.qualified_name(node.value) == ENVIRON
+    _report_variable(node.slice, ctx, node, any_case=not environ, mapping=node.value)
 
 
 def check_environ_dict(node: ast.Dict, ctx: Context) -> None:
     """``{"CUDA_VISIBLE_DEVICES": "0"}``: a mapping of variables, wherever it goes. A key whose
     value is a function (``{"NCCL_DEBUG": lambda: os.environ.get("NCCL_DEBUG")}``, the registry of
     variables vLLM and the projects built on it keep) names a getter, not a value set: the read
-    in the getter is the site. A mapping compared with something is data, not an environment."""
+    in the getter is the site. A mapping compared with something is data, not an environment, and
+    so is a dict of the project's settings (``_settings_dict``)."""
     if isinstance(ctx.parents.get(id(node)), ast.Compare):
         return  # ``assert cleaned["envs"] == {"CUDA_VISIBLE_DEVICES": "0"}``: data compared
+    if _settings_dict(node, ctx):
+        return
     for key, value in zip(node.keys, node.values, strict=True):
         if key is not None and not isinstance(value, ast.Lambda):
             _report_variable(key, ctx, node)
@@ -277,8 +344,12 @@ def check_environ_dict(node: ast.Dict, ctx: Context) -> None:
 def check_environ_call(node: ast.Call, ctx: Context) -> None:
     name = ctx.qualified_name(node.func)
     method = node.func.attr if isinstance(node.func, ast.Attribute) else None
-    if (name in ENV_NAME_CALLS or method in MAPPING_METHODS) and node.args:
-        _report_variable(node.args[0], ctx, node)  # also env.setdefault(...) on a copied mapping
+    if not node.args:
+        return
+    if name in ENV_NAME_CALLS:
+        _report_variable(node.args[0], ctx, node)
+    elif method in MAPPING_METHODS:  # also env.setdefault(...) on a copied mapping
+        _report_variable(node.args[0], ctx, node, mapping=node.func.value)
 
 
 def check_environ_membership(node: ast.Compare, ctx: Context) -> None:
