@@ -3576,7 +3576,13 @@ def _as_early_exit(statement: ast.AST, resolve: Resolve, cuda_flags: set[str]) -
     follows runs only where the test held. ``if disabled or not torch.cuda.is_available():
     return`` is read as ``if not torch.cuda.is_available(): return``: every machine without
     CUDA leaves there too (and so does CUDA when ``disabled``), so what follows runs only on
-    CUDA. Any other statement is returned as it is."""
+    CUDA. ``if not torch.cuda.is_available(): return`` followed by ``elif``/``else`` arms is read
+    without them: whatever those arms do, what follows the chain runs only where the first test
+    failed. Any other statement is returned as it is."""
+    if isinstance(statement, ast.If) and statement.orelse and _leaves(statement.body):
+        statement = ast.copy_location(
+            ast.If(test=statement.test, body=statement.body, orelse=[]), statement
+        )
     if (
         _is_early_return(statement)
         and isinstance(statement.test, ast.BoolOp)
