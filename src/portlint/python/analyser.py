@@ -88,6 +88,7 @@ from portlint.python.torch_api import torch_cuda_api
 from portlint.python.tree import (
     TERMINATORS,
     child_nodes,
+    exits,
     parameter_names,
     parent_map,
     statement_blocks,
@@ -257,12 +258,15 @@ class Analyser(ast.NodeVisitor):
                 kept = negated(node.test)
                 reach = None if kept is None else only_targets(kept, resolve, self.vendors)
                 if reach is None:  # ``if is_npu_available(): return ...``: npu leaves here
-                    covered = handled_targets(node.test, resolve, self.vendors)
-                    covered |= only_targets(node.test, resolve, self.vendors) or frozenset()
+                    leaving = _positive_terms(node.test)
+                    covered = frozenset()
+                    if leaving is not None:
+                        covered = handled_targets(leaving, resolve, self.vendors)
+                        covered |= only_targets(leaving, resolve, self.vendors) or frozenset()
                 else:  # ``if not (cuda or npu): return``: only they go on
                     covered = frozenset()
                 if kept is not None:
-                    refuses = isinstance(node.body[-1], ast.Raise)
+                    refuses = isinstance(node.body[-1], ast.Raise) or exits(node.body[-1])
                     if not refuses and admits_cuda(kept, resolve, self.ctx.cuda_flags):
                         # the rest of the block is the CUDA test's arm: a test whose arm has
                         # only info findings (a TF32 switch) is info too
@@ -1735,7 +1739,12 @@ class Analyser(ast.NodeVisitor):
         refused_else = (
             last > 0
             and branches[last].test is None
-            and (_refuses(branches[last]) or collective_fallback or tensor_fallback)
+            and (
+                _refuses(branches[last])
+                or _says_why_and_exits(branches[last])
+                or collective_fallback
+                or tensor_fallback
+            )
         ) or (statement and self._falls_through_to_raise(branches))
         # ``if args.fp8: if device_type != "cuda": print("ignoring --fp8") else: ...``: a CUDA
         # test inside a branch taken for an NVIDIA-only feature gates that feature by design
@@ -1930,8 +1939,10 @@ class Analyser(ast.NodeVisitor):
                 # The CUDA check itself is CUDA-only detection: False on every other vendor,
                 # unless the branch refuses to run (``if device.type != "cuda": raise``), or
                 # the chain's final ``else`` does (``if dev == "cuda": ... else: raise``).
-                refuses = _refuses(branch) or (
-                    refused_else and admits_cuda(branch.test, resolve, flags)
+                refuses = (
+                    _refuses(branch)
+                    or (polarity[position] == -1 and _says_why_and_exits(branch))
+                    or (refused_else and admits_cuda(branch.test, resolve, flags))
                 )
                 if refuses:
                     self.ctx.record_refusal(branch.test)
@@ -3549,8 +3560,8 @@ def _stores_only(statement: ast.AST, name: str) -> TypeGuard[ast.Assign]:
 
 
 def _leaves(body: list[ast.AST]) -> bool:
-    """The block ends by leaving (return, raise, continue, break)."""
-    return bool(body) and isinstance(body[-1], TERMINATORS)
+    """The block ends by leaving (return, raise, continue, break, ``sys.exit()``)."""
+    return bool(body) and (isinstance(body[-1], TERMINATORS) or exits(body[-1]))
 
 
 def _statements_before(statement: ast.stmt, holder: ast.AST) -> list[ast.stmt]:
@@ -3927,6 +3938,29 @@ def _same_body(branch: Branch, other: Branch) -> bool:
 def _refuses(branch: Branch) -> bool:
     """``if device.type != "cuda": raise ...``: the branch refuses to run, it does not fall back."""
     return len(branch.body) == 1 and isinstance(branch.body[0], ast.Raise)
+
+
+def _positive_terms(test: ast.expr) -> ast.expr | None:
+    """The test without its negated ``and`` operands (``rocm and not torch.version.hip`` ->
+    ``rocm``), None when nothing is left: a negated vendor test holds on every other machine,
+    so leaving on it takes no vendor away."""
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        return None
+    if not (isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And)):
+        return test
+    kept = [
+        v for v in test.values if not (isinstance(v, ast.UnaryOp) and isinstance(v.op, ast.Not))
+    ]
+    if not kept:
+        return None
+    return kept[0] if len(kept) == 1 else ast.BoolOp(op=ast.And(), values=kept)
+
+
+def _says_why_and_exits(branch: Branch) -> bool:
+    """``if not torch.cuda.is_available(): print("needs a GPU"); sys.exit(1)``: the arm where CUDA
+    is missing says why and ends the program, a refusal as ``raise`` is."""
+    body = branch.body
+    return bool(body) and exits(body[-1]) and all(isinstance(s, ast.Expr) for s in body[:-1])
 
 
 def _with_generic_twin(branches: list[Branch]) -> set[int]:

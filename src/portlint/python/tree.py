@@ -26,6 +26,23 @@ LEAVES = frozenset({ast.Name, ast.Constant, ast.Load, ast.Store, ast.Del})
 
 #: Statements that end a block early.
 TERMINATORS = (ast.Return, ast.Raise, ast.Continue, ast.Break)
+#: Calls that end the program by raising SystemExit, as ``raise SystemExit`` does.
+EXIT_CALLS = frozenset({"sys.exit", "exit", "quit", "os._exit"})
+
+
+def exits(statement: ast.AST) -> bool:
+    """``sys.exit(1)`` (or ``exit()``, ``quit()``, ``os._exit(1)``) as a statement: the program
+    ends there, as after a ``raise``."""
+    if not (isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Call)):
+        return False
+    func = statement.value.func
+    if isinstance(func, ast.Name):
+        return func.id in EXIT_CALLS
+    return (
+        isinstance(func, ast.Attribute)
+        and isinstance(func.value, ast.Name)
+        and f"{func.value.id}.{func.attr}" in EXIT_CALLS
+    )
 
 
 def node_fields(kind: type) -> tuple[str, ...]:
