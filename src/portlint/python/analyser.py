@@ -1877,6 +1877,10 @@ class Analyser(ast.NodeVisitor):
                 # ``if q.device.type == "cuda": q = q.contiguous()``: a workaround for a CUDA
                 # kernel, harmless to skip elsewhere
                 covered |= frozenset(self.vendors.markers)
+            if branch.test is not None and self._tests_accelerator_choice(branch.test):
+                # ``if args.device == "gpu": model.cuda()``: a CPU-only machine takes the CPU
+                # choice, never this arm
+                covered |= {"cpu"}
             if polarity[position] == 1 and _works_around_older_gpus(branch.test):
                 # ``device_type == "cuda" and torch.cuda.get_device_capability()[0] < 8``: a
                 # workaround for older NVIDIA GPUs, which the other targets do not need
@@ -2060,6 +2064,33 @@ class Analyser(ast.NodeVisitor):
         table = self.ctx.catalog.table("device").get("device", {}).get("observers", {})
         names = [scope.name, *(_last_name(base) for base in scope.bases)]
         return any(word in name for name in names for word in table.get("words", ()))
+
+    def _tests_accelerator_choice(self, test: ast.expr) -> bool:
+        """The test compares a value with a name for any accelerator's choice (``args.device ==
+        "gpu"``, ``accelerator.upper() in ("GPU",)``; rules/device.toml
+        ``[device.accelerator_choices]``), alone or in an ``and``."""
+        table = self.ctx.catalog.table("device").get("device", {}).get("accelerator_choices", {})
+        words = frozenset(table.get("words", ()))
+        values = (
+            test.values if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And) else [test]
+        )
+        for value in values:
+            if not (
+                isinstance(value, ast.Compare)
+                and len(value.ops) == 1
+                and isinstance(value.ops[0], ast.Eq | ast.In)
+            ):
+                continue
+            for operand in (value.left, *value.comparators):
+                several = isinstance(operand, ast.Tuple | ast.List | ast.Set)
+                for element in operand.elts if several else [operand]:
+                    if (
+                        isinstance(element, ast.Constant)
+                        and isinstance(element.value, str)
+                        and element.value.lower() in words
+                    ):
+                        return True
+        return False
 
     def _only_relayouts(self, branch: Branch) -> bool:
         """Every statement of the branch is ``x = x.contiguous()`` (rules/device.toml
