@@ -24,8 +24,8 @@ ENV_NAME_CALLS = frozenset(
 )
 #: Methods of any mapping whose first argument is a key (``current_env.setdefault(...)``).
 MAPPING_METHODS = frozenset({"get", "setdefault", "pop"})
-#: A word in the text of a mapping, or of what a name is bound to, that says it holds environment
-#: variables: ``env``, ``environ``, ``ps_environ``, ``runtime_env["env_vars"]``.
+#: A word in the text of a mapping that says it holds environment variables: ``env``,
+#: ``environ``, ``ps_environ``, ``runtime_env["env_vars"]``.
 ENVIRONMENT_WORD = re.compile(r"env", re.IGNORECASE)
 #: Calls that build a path whose parts may name a tool: ``os.path.join(home, "bin", "nvcc")``.
 PATH_CALLS = frozenset({"os.path.join", "pathlib.Path", "pathlib.PurePath"})
