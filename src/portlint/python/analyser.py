@@ -287,6 +287,10 @@ class Analyser(ast.NodeVisitor):
                 # is no CUDA-only path (xpu does not skip it, it runs it), and the test does not
                 # speak for what xpu meets there
                 cuda_path = polarity == -1 and _only_cuda_goes_on(reach)
+                if cuda_path and self._stops_without_cuda(node):
+                    # ``if not torch.cuda.is_available(): raise ...``: the other targets stop
+                    # at the refusal, which is their site; of the targets only ROCm goes on
+                    covered |= frozenset(self.vendors.markers) - {"rocm"}
                 # (the statement's own test where the early exit was read from an ``else``)
                 behind = (node.test if node is statement else statement.test) if cuda_path else None
                 self.guard = self.guard.inside(cuda_path, covered, reach, behind=behind)
@@ -2105,6 +2109,26 @@ class Analyser(ast.NodeVisitor):
             and any(ast.unparse(t) == ast.unparse(s.value.func.value) for t in s.targets)
             for s in branch.body
         )
+
+    def _stops_without_cuda(self, exit_: ast.If) -> bool:
+        """``if not torch.cuda.is_available(): raise ...`` (or ``sys.exit``): every machine
+        without CUDA takes the arm and stops there. Not ``if tp and not cuda: raise``, which
+        lets the other machines on when ``tp`` is false."""
+        last = exit_.body[-1]
+        return (isinstance(last, ast.Raise) or exits(last)) and self._holds_without_cuda(exit_.test)
+
+    def _holds_without_cuda(self, test: ast.expr) -> bool:
+        """Whether the early exit's test holds on every machine without CUDA, so that only CUDA
+        goes on after it: ``not torch.cuda.is_available()``, ``not use_cuda or x``, ``not
+        torch.cuda.is_available() and not is_musa_available()`` (no target is MUSA). Not ``tp
+        and not torch.cuda.is_available()``: where ``tp`` is false every machine goes on."""
+        if isinstance(test, ast.BoolOp):
+            parts = [self._holds_without_cuda(value) for value in test.values]
+            return any(parts) if isinstance(test.op, ast.Or) else all(parts)
+        negated = isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not)
+        if negated and self.vendors.predicate_vendor(test.operand) is not None:
+            return True  # ``not is_npu_available()``: false only on npu, which ``reach`` admits
+        return cuda_polarity(test, self.ctx.qualified_name, self.ctx.cuda_flags) == -1
 
     def _absent_before(self, bound: tuple[int, int] | None) -> frozenset[str]:
         """The targets with no PyTorch build older than ``bound`` (rules/targets.toml
