@@ -116,7 +116,7 @@ def _scope_after_import(
     """What follows the import runs only where the package does (``optional``: the import
     has a fallback or an availability check, so the module's later code may run without it;
     a module named for the package imports it unguarded, and loads only where it is)."""
-    _scope_after_local_import(node, ctx, package_advice(ctx.catalog)[package])
+    _scope_after_local_import(node, ctx, package_advice(ctx.catalog)[package], package)
     if not optional:
         _scope_after_module_import(node, ctx, package)
 
@@ -405,24 +405,57 @@ def _does_nothing(statement: ast.stmt) -> bool:
     )
 
 
-def _scope_after_local_import(node: ast.AST, ctx: Context, advice: dict[str, Advice]) -> None:
+def _scope_after_local_import(
+    node: ast.AST, ctx: Context, advice: dict[str, Advice], package: str
+) -> None:
     """``if dtype == torch.uint8: import bitsandbytes as bnb; ...; weight.cuda()``: what follows
     an import of a CUDA-only package in its block runs only where the package does, so the
-    targets without a build of it are none of its concern; so does what follows an ``if`` that
-    imports it and raises in its ``else``. (A module-level import is left alone: the import
-    itself is the site of the whole file, and once it is made optional the rest of the module
-    runs everywhere.)"""
+    targets without a build of it (no counterpart in its advice, or none in its ``builds``) are
+    none of its concern; so does what follows an ``if`` that imports it and raises in its
+    ``else``, or a ``try`` whose handlers import it again or raise (``_insisted``). (A
+    module-level import is left alone: the import itself is the site of the whole file, and
+    once it is made optional the rest of the module runs everywhere.)"""
     absent = frozenset(t for t, a in advice.items() if a.status is Status.UNSUPPORTED)
+    builds = ctx.catalog.table("packages").get("package", {}).get(package, {}).get("builds")
+    if builds is not None:
+        absent |= frozenset(TARGETS) - frozenset(builds)
     parent = ctx.parents.get(id(node))
     if isinstance(parent, ast.If) and node in parent.body and _ends_in_raise(parent.orelse):
         # ``if is_bnb_available(): import bitsandbytes`` ``else: raise ...``: what follows the
         # ``if`` in its block runs only where the import did
+        node, parent = parent, ctx.parents.get(id(parent))
+    elif isinstance(node, ast.Import | ast.ImportFrom) and _insisted(node, ctx):
+        # ``try: import tensorrt except ImportError: install(...); import tensorrt``: every
+        # handler imports the package again or raises, so past the ``try`` it is there
         node, parent = parent, ctx.parents.get(id(parent))
     if not absent or parent is None or isinstance(parent, ast.Module):
         return
     block = _enclosing_block(node, parent)
     if block is not None:
         ctx.package_scopes.append((node.lineno, _last_line(block[-1]), absent))
+
+
+def _insisted(node: ast.Import | ast.ImportFrom, ctx: Context) -> bool:
+    """The import sits in a ``try`` every handler of which ends by importing the same package
+    again (after installing it) or by raising: past the ``try`` the package is there."""
+    block = ctx.parents.get(id(node))
+    if not (isinstance(block, ast.Try) and node in block.body and block.handlers):
+        return False
+    package = _top_module(node)
+
+    def insists(handler: ast.ExceptHandler) -> bool:
+        last = handler.body[-1]
+        if isinstance(last, ast.Raise):
+            return True
+        return isinstance(last, ast.Import | ast.ImportFrom) and _top_module(last) == package
+
+    return all(insists(handler) for handler in block.handlers)
+
+
+def _top_module(node: ast.Import | ast.ImportFrom) -> str | None:
+    if isinstance(node, ast.ImportFrom):
+        return (node.module or "").split(".")[0] if node.level == 0 else None
+    return node.names[0].name.split(".")[0]
 
 
 def _enclosing_block(node: ast.AST, parent: ast.AST | None) -> list[ast.stmt] | None:
