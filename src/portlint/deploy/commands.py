@@ -85,11 +85,11 @@ def check_variable(rep: Reporter, name: Word) -> None:
 
 
 def check_tool(rep: Reporter, word: Word) -> None:
-    from portlint.python.environment_checks import tool_source
-
     tool = posixpath.basename(word.text)
     advice = tool_advice(rep.catalog).get(tool)
     if advice is not None:
+        from portlint.python.environment_checks import tool_source
+
         message = f"`{tool}` exists only where {tool_source(rep.catalog, tool)} is installed"
         rep.add("PRT922", word.span, message, advice)
 

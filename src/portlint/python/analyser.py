@@ -265,12 +265,12 @@ class Analyser(ast.NodeVisitor):
                         covered |= only_targets(leaving, resolve, self.vendors) or frozenset()
                 else:  # ``if not (cuda or npu): return``: only they go on
                     covered = frozenset()
-                if kept is not None:
-                    refuses = isinstance(node.body[-1], ast.Raise) or exits(node.body[-1])
-                    if not refuses and admits_cuda(kept, resolve, self.ctx.cuda_flags):
-                        # the rest of the block is the CUDA test's arm: a test whose arm has
-                        # only info findings (a TF32 switch) is info too
-                        self.ctx.cuda_branches.append((node.test, nodes[position + 1 :]))
+                refuses = isinstance(node.body[-1], ast.Raise) or exits(node.body[-1])
+                flags = self.ctx.cuda_flags
+                if not refuses and kept is not None and admits_cuda(kept, resolve, flags):
+                    # the rest of the block is the CUDA test's arm: a test whose arm has only
+                    # info findings (a TF32 switch) is info too
+                    self.ctx.cuda_branches.append((node.test, nodes[position + 1 :]))
                 if polarity == -1 and reach is None and _leaves_on_rocm(node.test, resolve):
                     # ``if not torch.cuda.is_available() or _is_hip(): return``: ROCm leaves too,
                     # and only NVIDIA goes on
@@ -287,9 +287,10 @@ class Analyser(ast.NodeVisitor):
                 # is no CUDA-only path (xpu does not skip it, it runs it), and the test does not
                 # speak for what xpu meets there
                 cuda_path = polarity == -1 and _only_cuda_goes_on(reach)
-                if cuda_path and self._stops_without_cuda(node):
-                    # ``if not torch.cuda.is_available(): raise ...``: the other targets stop
-                    # at the refusal, which is their site; of the targets only ROCm goes on
+                if cuda_path and refuses and self._holds_without_cuda(node.test):
+                    # ``if not torch.cuda.is_available(): raise ...`` (or ``sys.exit``): the
+                    # other targets stop at the refusal, which is their site; of the targets
+                    # only ROCm goes on (not after ``if tp and not cuda: raise``)
                     covered |= frozenset(self.vendors.markers) - {"rocm"}
                 # (the statement's own test where the early exit was read from an ``else``)
                 behind = (node.test if node is statement else statement.test) if cuda_path else None
@@ -2109,13 +2110,6 @@ class Analyser(ast.NodeVisitor):
             and any(ast.unparse(t) == ast.unparse(s.value.func.value) for t in s.targets)
             for s in branch.body
         )
-
-    def _stops_without_cuda(self, exit_: ast.If) -> bool:
-        """``if not torch.cuda.is_available(): raise ...`` (or ``sys.exit``): every machine
-        without CUDA takes the arm and stops there. Not ``if tp and not cuda: raise``, which
-        lets the other machines on when ``tp`` is false."""
-        last = exit_.body[-1]
-        return (isinstance(last, ast.Raise) or exits(last)) and self._holds_without_cuda(exit_.test)
 
     def _holds_without_cuda(self, test: ast.expr) -> bool:
         """Whether the early exit's test holds on every machine without CUDA, so that only CUDA

@@ -116,7 +116,7 @@ def _scope_after_import(
     """What follows the import runs only where the package does (``optional``: the import
     has a fallback or an availability check, so the module's later code may run without it;
     a module named for the package imports it unguarded, and loads only where it is)."""
-    _scope_after_local_import(node, ctx, package_advice(ctx.catalog)[package], package)
+    _scope_after_local_import(node, ctx, package)
     if not optional:
         _scope_after_module_import(node, ctx, package)
 
@@ -315,7 +315,7 @@ def _only_where_built(node: ast.AST, ctx: Context, package: str) -> bool:
     package has builds of (``builds`` in rules/packages.toml): it is the import of that build,
     already that target's port."""
     reach = ctx.guards.get(id(node), NO_GUARD).only
-    row = ctx.catalog.table("packages").get("package", {}).get(package, {})
+    row = package_row(package, ctx.catalog)
     return reach is not None and bool(reach) and reach <= frozenset(row.get("builds", ()))
 
 
@@ -325,7 +325,7 @@ def _scope_after_module_import(node: ast.AST, ctx: Context, package: str) -> Non
     (``builds`` in rules/packages.toml); a package without the key keeps every target."""
     if not isinstance(ctx.parents.get(id(node)), ast.Module):
         return
-    row = ctx.catalog.table("packages").get("package", {}).get(package, {})
+    row = package_row(package, ctx.catalog)
     builds = row.get("builds")
     if builds is None:
         return
@@ -405,9 +405,7 @@ def _does_nothing(statement: ast.stmt) -> bool:
     )
 
 
-def _scope_after_local_import(
-    node: ast.AST, ctx: Context, advice: dict[str, Advice], package: str
-) -> None:
+def _scope_after_local_import(node: ast.AST, ctx: Context, package: str) -> None:
     """``if dtype == torch.uint8: import bitsandbytes as bnb; ...; weight.cuda()``: what follows
     an import of a CUDA-only package in its block runs only where the package does, so the
     targets without a build of it (no counterpart in its advice, or none in its ``builds``) are
@@ -415,8 +413,9 @@ def _scope_after_local_import(
     ``else``, or a ``try`` whose handlers import it again or raise (``_insisted``). (A
     module-level import is left alone: the import itself is the site of the whole file, and
     once it is made optional the rest of the module runs everywhere.)"""
+    advice = package_advice(ctx.catalog)[package]
     absent = frozenset(t for t, a in advice.items() if a.status is Status.UNSUPPORTED)
-    builds = ctx.catalog.table("packages").get("package", {}).get(package, {}).get("builds")
+    builds = package_row(package, ctx.catalog).get("builds")
     if builds is not None:
         absent |= frozenset(TARGETS) - frozenset(builds)
     parent = ctx.parents.get(id(node))
@@ -550,7 +549,7 @@ def _nvidia_only_integration(node: ast.AST, ctx: Context, package: str) -> bool:
     rules/packages.toml: TensorRT, TensorRT-LLM) in a module named for it, or in a folder named
     for it (``trt/engine.py``, ``tensorrt_llm_demo.py``): the module is that NVIDIA-only feature's
     own code, which the other targets do without rather than port."""
-    row = ctx.catalog.table("packages").get("package", {}).get(package, {})
+    row = package_row(package, ctx.catalog)
     if row.get("builds") != [] or not isinstance(ctx.parents.get(id(node)), ast.Module):
         return False
     names = _scoping_names(package, ctx.catalog)
@@ -628,11 +627,16 @@ def _is_setting(name: str, names: set[str]) -> bool:
 WORD = re.compile(r"[a-z0-9]+")
 
 
+def package_row(package: str, catalog: Catalog) -> dict:
+    """The package's own row of rules/packages.toml (``builds``, ``names``, ``aliases``, ...)."""
+    return catalog.table("packages").get("package", {}).get(package, {})
+
+
 def package_names(package: str, catalog: Catalog) -> set[str]:
     """Lower-case names a test may use for a package: its module, without underscores, and the
     aliases and class names rules/packages.toml gives it (bitsandbytes: bnb, Int8Params)."""
     top = package.split(".")[0]
-    row = catalog.table("packages").get("package", {}).get(package, {})
+    row = package_row(package, catalog)
     names = [n.lower() for n in row.get("names", ())]
     return {top, top.replace("_", ""), *row.get("aliases", ()), *names}
 
