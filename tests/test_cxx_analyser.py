@@ -94,3 +94,30 @@ def test_table_size_and_unsupported_share():
 def test_rules_ship_in_the_package_data():
     pyproject = (ROOT / "pyproject.toml").read_text(encoding="utf-8")
     assert '"portlint.cxx"' in pyproject
+
+
+def test_a_file_whose_conditionals_do_not_balance_has_no_inactive_lines():
+    from portlint.cxx.preprocessor import inactive_lines
+
+    # the "#if 0" of a block comment opens a group that nothing closes: nothing is decided
+    lines = ["/*", "#if 0", "*/", "cudaFree(p);"]
+    assert inactive_lines(lines) == []
+    assert inactive_lines(["#endif", "#if 0", "x", "#endif"]) == []
+    assert inactive_lines(["#if 0", "x", "#if A", "y", "#endif", "#endif", "z"]) == [(2, 5)]
+
+
+def test_conditions_are_read_with_three_answers():
+    from portlint.cxx.preprocessor import hip_skipped_lines, inactive_lines
+
+    def inactive(condition: str) -> bool:
+        return inactive_lines(["#define ONE 1", f"#if {condition}", "x", "#endif"]) == [(3, 3)]
+
+    assert inactive("0") and inactive("!ONE") and inactive("ONE && 0") and inactive("(ONE < 1)")
+    assert inactive("defined(OTHER) && !defined ONE") and inactive("!(OTHER || 1)")
+    assert not inactive("OTHER && ONE")  # OTHER is the build's to decide
+    assert not inactive("ONE + 0 == 0") and not inactive("F(1)")  # arithmetic, calls: not read
+    hip = ["#if __CUDA_ARCH__ >= 800", "a", "#elif X", "b", "#else", "c", "#endif"]
+    assert hip_skipped_lines(hip) == [(2, 2)]
+    assert hip_skipped_lines(["#if !defined(__CUDA_ARCH__) || X", "a", "#else", "b", "#endif"]) == [
+        (4, 4)
+    ]

@@ -29,6 +29,7 @@ HIP_MACROS = tuple(load_catalog().table("cxx")["guards"]["hip_macros"])
 CUT_IN_FUNCTIONS = {
     "device_hazards.cu",
     "hip_guards.cu",
+    "inactive_branches.cu",
     "runtime_driver.hip.cu",
     "libraries.cpp",
     "plain.cpp",

@@ -126,10 +126,11 @@ def make_unit(
     torch_built: bool = False,
 ) -> Unit:
     """The file parsed, with what every check reads of it (``unit_type``: a ``Unit`` that reads
-    one part of a larger file, ``cxx.parts``; ``torch_built``: PyTorch's build compiles it, as
-    the project's includes show, ``cxx.includes``)."""
+    one part of a larger file, ``cxx.parts``, which leaves out the lines the whole file makes
+    inactive itself; ``torch_built``: PyTorch's build compiles it, as the project's includes
+    show, ``cxx.includes``)."""
     from portlint.cxx.parsing import parse
-    from portlint.cxx.preprocessor import hip_guarded_lines
+    from portlint.cxx.preprocessor import hip_guarded_lines, hip_skipped_lines, inactive_lines
     from portlint.cxx.unit import Unit
     from portlint.textindex import LineIndex
 
@@ -149,6 +150,8 @@ def make_unit(
         sink=sink,
         covered=covered_targets(source.path),
         torch_built=torch_built,
+        inactive=inactive_lines(index.lines) if unit_type is None else [],
+        hip_skipped=hip_skipped_lines(index.lines) if unit_type is None else [],
     )
 
 

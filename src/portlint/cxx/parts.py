@@ -76,11 +76,19 @@ from dataclasses import dataclass, field
 from portlint.catalog import Catalog
 from portlint.config import Settings
 from portlint.cxx import hazards
-from portlint.cxx.preprocessor import CONDITIONS, DIRECTIVE, OPENERS
+from portlint.cxx.preprocessor import (
+    CONDITIONS,
+    DIRECTIVE,
+    OPENERS,
+    hip_skipped_lines,
+    in_regions,
+    inactive_lines,
+)
 from portlint.cxx.unit import Unit
 from portlint.model import Finding, SourceFile, Span
 from portlint.sink import FindingList, FindingParts
 from portlint.suppress import file_is_suppressed
+from portlint.textindex import split_lines
 
 #: A file is cut into about this many parts, each at least ``SMALLEST_PART`` characters.
 PARTS_PER_FILE = 512
@@ -568,12 +576,40 @@ class WholeText:
                 self._found[key] = word in self.text
         return self._found[key]
 
+    @functools.cached_property
+    def lines(self) -> list[str]:
+        return split_lines(self.text)
+
+    @functools.cached_property
+    def inactive(self) -> list[tuple[int, int]]:
+        """The file's lines that no compiler sees (``preprocessor.inactive_lines``), which only
+        the whole file decides."""
+        return inactive_lines(self.lines)
+
+    @functools.cached_property
+    def hip_skipped(self) -> list[tuple[int, int]]:
+        """The file's lines hip-clang does not compile (``preprocessor.hip_skipped_lines``)."""
+        return hip_skipped_lines(self.lines)
+
 
 @dataclass
 class PartUnit(Unit):
     """A part's unit: what the file contains is asked of the whole file."""
 
     whole: WholeText | None = None
+    module: Module | None = None  # the part's text, and where its lines are in the file
+
+    def is_inactive(self, line: int) -> bool:
+        assert self.whole is not None and self.module is not None
+        return self.module.owns(line) and in_regions(
+            self.module.file_line(line), self.whole.inactive
+        )
+
+    def is_hip_skipped(self, line: int) -> bool:
+        assert self.whole is not None and self.module is not None
+        return self.module.owns(line) and in_regions(
+            self.module.file_line(line), self.whole.hip_skipped
+        )
 
     def contains(self, *literals: bytes) -> bool:
         assert self.whole is not None
@@ -740,7 +776,7 @@ def _part_findings(
 
     module = _module(source, part, before, after)
     sink = FindingList()
-    unit_type = functools.partial(PartUnit, whole=whole)
+    unit_type = functools.partial(PartUnit, whole=whole, module=module)
     unit = make_unit(module.source, catalog, sink, unit_type, settings.torch_built)
     _check_parsed(unit)
     analyse_unit(unit, settings)

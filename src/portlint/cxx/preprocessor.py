@@ -7,7 +7,8 @@ whole declarations or statements, and ported code splits statements across branc
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 
 DIRECTIVE = re.compile(r"^[ \t]*#[ \t]*(if|ifdef|ifndef|elif|elifdef|elifndef|else|endif)\b(.*)")
 OPENERS = ("if", "ifdef", "ifndef")
@@ -44,3 +45,242 @@ def hip_guarded_lines(lines: list[str], hip_macros: Iterable[str]) -> list[tuple
 
 def in_regions(line: int, regions: list[tuple[int, int]]) -> bool:
     return any(first <= line <= last for first, last in regions)
+
+
+#: A ``#define`` or ``#undef`` line: the macro's name, whether it takes parameters, the rest.
+DEFINITION = re.compile(r"^[ \t]*#[ \t]*(define|undef)[ \t]+(\w+)(\()?(.*)")
+#: A macro value that is a number: ``0``, ``(1)``, ``1u``.
+NUMBER = re.compile(r"\(*[ \t]*(\d+)[uUlL]*[ \t]*\)*")
+#: A token of a condition ``_decided`` reads: ``defined``, logic, comparisons, parentheses, words.
+TOKEN = re.compile(r"[ \t]*(\|\||&&|[<>=!]=|[()!<>]|\w+)")
+COMMENT = re.compile(r"/\*.*?\*/|//.*")
+#: What a macro is where a condition reads it: defined or not, and its number (None: unknown).
+Macro = tuple[bool | None, int | None]
+UNKNOWN: Macro = (None, None)
+
+
+@dataclass
+class _Group:
+    """An open ``#if`` group as ``_dead_lines`` reads it."""
+
+    dead: bool  # the branch the reading is in is never compiled
+    taken: bool  # an earlier or this branch is certainly compiled
+
+
+def inactive_lines(lines: list[str]) -> list[tuple[int, int]]:
+    """Line ranges (1-based, inclusive) that no compiler sees: the branches of ``#if`` groups
+    that the file itself decides against (``#if 0``; ``#if NO_FUSION`` after ``#define
+    NO_FUSION 0``; the ``#else`` of ``#if 1``), with every line inside them.
+
+    A macro counts only where the file defines it once, to a number or to nothing, before the
+    condition and outside any ``#if`` but its include guard, and never undefines it: a value set
+    inside a branch, one the build may give (``#ifndef X`` / ``#define X 0``) or one an include
+    gives is the build's to decide. A condition that reads anything else (another macro, an
+    operator other than ``!``, ``&&``, ``||`` and comparisons) is undecided where its answer
+    depends on it, and so is every later branch of its group. Nothing is inactive in a file
+    whose ``#if`` groups do not balance (a directive inside a comment)."""
+    return _regions(_dead_lines(lines, _file_macros(lines), {}))
+
+
+def hip_skipped_lines(lines: list[str]) -> list[tuple[int, int]]:
+    """Line ranges that hip-clang does not compile although NVIDIA's compiler may: branches
+    that need ``__CUDA_ARCH__``, which hip-clang never defines (``#if __CUDA_ARCH__ >= 800``,
+    ``#if defined(__CUDA_ARCH__) && ...``, the ``#else`` of ``#ifndef __CUDA_ARCH__``). What is
+    inside them is no ROCm site; the test itself is (PRT804)."""
+    return _regions(_dead_lines(lines, _file_macros(lines), {"__CUDA_ARCH__": (False, None)}))
+
+
+def _regions(dead: list[bool]) -> list[tuple[int, int]]:
+    """The runs of true values of ``dead`` as 1-based, inclusive line ranges."""
+    regions: list[tuple[int, int]] = []
+    for number, is_dead in enumerate(dead, start=1):
+        if not is_dead:
+            continue
+        if regions and regions[-1][1] == number - 1:
+            regions[-1] = (regions[-1][0], number)
+        else:
+            regions.append((number, number))
+    return regions
+
+
+def _dead_lines(
+    lines: list[str], defined: dict[str, tuple[int, int | None]], fixed: dict[str, Macro]
+) -> list[bool]:
+    """Per line, whether it is in a branch that the macros the file ``defined`` (name -> its
+    line and number) and the ``fixed`` ones decide against; all false where the groups do not
+    balance."""
+    groups: list[_Group] = []
+    dead: list[bool] = []
+    for number, line in enumerate(lines, start=1):
+        match = DIRECTIVE.match(line) if "#" in line else None
+        keyword = match.group(1) if match else None
+
+        def macro(name: str, at: int = number) -> Macro:
+            if name in fixed:
+                return fixed[name]
+            place = defined.get(name)
+            return (True, place[1]) if place is not None and place[0] < at else UNKNOWN
+
+        if keyword in OPENERS:
+            dead.append(any(group.dead for group in groups))
+            value = _decided(keyword, match.group(2), macro)
+            groups.append(_Group(value is False, value is True))
+        elif keyword is None:
+            dead.append(any(group.dead for group in groups))
+        elif not groups:
+            return [False] * len(lines)  # an #else or #endif without its #if
+        else:
+            dead.append(any(group.dead for group in groups[:-1]))
+            group = groups[-1]
+            if keyword == "endif":
+                groups.pop()
+            elif group.taken:
+                group.dead = True  # an earlier branch is certainly compiled
+            elif keyword == "else":
+                group.dead = False
+            else:
+                value = _decided(keyword, match.group(2), macro)
+                group.dead, group.taken = value is False, value is True
+    return [False] * len(lines) if groups else dead  # an #if without its #endif
+
+
+def _decided(keyword: str, condition: str, macro: Callable[[str], Macro]) -> bool | None:
+    """Whether a directive's condition holds, where the macros it reads decide it."""
+    text = COMMENT.sub("", condition).strip()
+    if keyword.endswith("def"):  # ifdef, ifndef, elifdef, elifndef
+        text = ("!" if keyword.endswith("ndef") else "") + f"defined({text})"
+    tokens: list[str] = []
+    position = 0
+    while position < len(text):
+        token = TOKEN.match(text, position)
+        if token is None:
+            return None  # arithmetic, a character literal: not read
+        tokens.append(token.group(1))
+        position = token.end()
+        while position < len(text) and text[position] in " \t":
+            position += 1
+    reading = _Reading(tokens, macro)
+    try:
+        value = reading.either()
+    except ValueError:
+        return None
+    if reading.at != len(tokens):
+        return None
+    return None if value is None else value != 0
+
+
+@dataclass
+class _Reading:
+    """A condition's tokens read with three answers: a number, or None where it is unknown."""
+
+    tokens: list[str]
+    macro: Callable[[str], Macro]
+    at: int = 0
+
+    def next(self) -> str:
+        if self.at >= len(self.tokens):
+            raise ValueError("the condition ends early")
+        self.at += 1
+        return self.tokens[self.at - 1]
+
+    def peek(self) -> str | None:
+        return self.tokens[self.at] if self.at < len(self.tokens) else None
+
+    def either(self) -> int | None:
+        value = self.both()
+        while self.peek() == "||":
+            self.next()
+            other = self.both()
+            truths = {value and 1, other and 1}  # 0, 1 or None each
+            value = 1 if 1 in truths else None if None in truths else 0
+        return value
+
+    def both(self) -> int | None:
+        value = self.compared()
+        while self.peek() == "&&":
+            self.next()
+            other = self.compared()
+            truths = {value and 1, other and 1}
+            value = 0 if 0 in truths else None if None in truths else 1
+        return value
+
+    def compared(self) -> int | None:
+        value = self.single()
+        operator = self.peek()
+        if operator in ("<", ">", "<=", ">=", "==", "!="):
+            self.next()
+            other = self.single()
+            if value is None or other is None:
+                return None
+            answers = {
+                "<": value < other,
+                ">": value > other,
+                "<=": value <= other,
+                ">=": value >= other,
+                "==": value == other,
+                "!=": value != other,
+            }
+            return int(answers[operator])
+        return value
+
+    def single(self) -> int | None:
+        token = self.next()
+        if token == "!":
+            value = self.single()
+            return None if value is None else int(value == 0)
+        if token == "(":
+            value = self.either()
+            if self.next() != ")":
+                raise ValueError("unbalanced")
+            return value
+        if token == "defined":
+            parenthesised = self.peek() == "("
+            if parenthesised:
+                self.next()
+            defined, _ = self.macro(self.next())
+            if parenthesised and self.next() != ")":
+                raise ValueError("unbalanced")
+            return None if defined is None else int(defined)
+        number = NUMBER.fullmatch(token)
+        if number is not None:
+            return int(number.group(1))
+        if not token.isidentifier():
+            raise ValueError(f"not read: {token}")
+        if self.peek() == "(":
+            raise ValueError("a function-like macro")
+        defined, value = self.macro(token)
+        return 0 if defined is False else value if defined else None
+
+
+def _file_macros(lines: list[str]) -> dict[str, tuple[int, int | None]]:
+    """Macro -> (the line of its one definition, its number or None where it has no value) for
+    the macros the file defines as ``inactive_lines`` asks."""
+    found: dict[str, tuple[int, int | None]] = {}
+    spoilt: set[str] = set()
+    opened: list[str | None] = []  # per open group: the macro an #ifndef tests, else None
+    guard: str | None = None  # the include guard: the first directive, #ifndef G, then #define G
+    directives = 0
+    for number, line in enumerate(lines, start=1):
+        if "#" not in line:
+            continue
+        definition = DEFINITION.match(line)
+        directive = None if definition else DIRECTIVE.match(line)
+        directives += bool(definition or directive)
+        if definition is not None:
+            kind, name, parameters, rest = definition.groups()
+            if directives == 2 and kind == "define" and opened == [name]:
+                guard = name
+            value = COMMENT.sub("", rest).strip()
+            number_match = NUMBER.fullmatch(value)
+            in_branch = any(tested is None or tested != guard for tested in opened)
+            if kind == "undef" or parameters or name in found or in_branch or name in opened:
+                spoilt.add(name)
+            elif value and number_match is None:
+                spoilt.add(name)  # a value of another kind
+            found.setdefault(name, (number, int(number_match[1]) if number_match else None))
+        elif directive is not None and directive.group(1) in OPENERS:
+            words = COMMENT.sub("", directive.group(2)).split()
+            opened.append(words[0] if directive.group(1) == "ifndef" and words else None)
+        elif directive is not None and directive.group(1) == "endif" and opened:
+            opened.pop()
+    return {name: place for name, place in found.items() if name not in spoilt}

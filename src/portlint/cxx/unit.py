@@ -56,6 +56,10 @@ class Unit:
     covered: frozenset[str] = frozenset()
     #: PyTorch's build compiles the file, as its own includes show (``cxx.includes``).
     torch_built: bool = False
+    #: Lines no compiler sees (``preprocessor.inactive_lines``): no finding there.
+    inactive: list[tuple[int, int]] = field(default_factory=list)
+    #: Lines hip-clang does not compile (``preprocessor.hip_skipped_lines``): no ROCm site there.
+    hip_skipped: list[tuple[int, int]] = field(default_factory=list)
     _reported: set[tuple[str, int, int]] = field(default_factory=set)
     _line_starts: list[int] | None = None
     _folded: bytes | None = None
@@ -149,12 +153,15 @@ class Unit:
             return
         self._reported.add(key)
         span = self.span(start, end)
-        if in_regions(span.line, self.guarded):
+        if in_regions(span.line, self.guarded) or self.is_inactive(span.line):
             return
         rule = self.catalog.rules[code]
         chosen = dict(targets if targets is not None else rule.targets)
-        for target in self.covered & chosen.keys():
+        covered = self.covered | ({"rocm"} if self.is_hip_skipped(span.line) else set())
+        for target in covered & chosen.keys():
             chosen[target] = PORTABLE
+        if "rocm" in covered:
+            replacement = None  # the rename is for ROCm, which does not compile the line
         if chosen and all(advice.portable for advice in chosen.values()):
             return
         fix = None
@@ -163,6 +170,14 @@ class Unit:
             fix = Fix(Applicability.UNSAFE, (edit,), f"Replace with `{replacement}`", "rocm")
         symbol = self.index.text(span.line, span.column, span.end_line, span.end_column)
         self.sink.emit(rule.finding(self.path, span, message, symbol, chosen, severity, fix))
+
+    def is_inactive(self, line: int) -> bool:
+        """Whether no compiler sees the line (``preprocessor.inactive_lines``)."""
+        return in_regions(line, self.inactive)
+
+    def is_hip_skipped(self, line: int) -> bool:
+        """Whether hip-clang does not compile the line (``preprocessor.hip_skipped_lines``)."""
+        return in_regions(line, self.hip_skipped)
 
 
 def is_device_function(function: Node) -> bool:
