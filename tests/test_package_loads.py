@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from portlint.python.package_loads import (
+    builds_cuda_at_import,
     import_choices,
     package_inits,
     resolve,
@@ -59,14 +60,53 @@ def test_what_a_package_loads_reaches_its_modules_and_their_importers(tmp_path):
     assert {entry.origin for entry in found.values()} == {norm}
 
 
-def test_a_module_name_two_files_share_is_left_alone(tmp_path):
+def test_a_module_name_two_files_share_finds_neither_but_each_keeps_its_own_imports(tmp_path):
     files = {}
     for project in ("one", "two"):
         (tmp_path / project / "pkg").mkdir(parents=True)
         init = tmp_path / project / "pkg" / "__init__.py"
         init.touch()
         files[str(init)] = ["triton"]
-    assert unloadable(files, {"triton": ["mps"]}) == {}
+    (tmp_path / "lib").mkdir()
+    importer = tmp_path / "lib" / "__init__.py"
+    importer.touch()
+    files[str(importer)] = ["pkg"]  # which of the two: nobody can say
+    found = unloadable(files, {"triton": ["mps"]})
+    inits = [str(tmp_path / project / "pkg" / "__init__.py") for project in ("one", "two")]
+    assert sorted(found) == inits
+
+
+def test_a_script_finds_the_module_beside_it_by_its_bare_name(tmp_path):
+    files = {}
+    for app in ("fill", "t2i"):  # scripts and helpers of the same names in two folders
+        folder = tmp_path / "app" / app
+        (folder / "data").mkdir(parents=True)
+        files[folder / "run.py"] = ["torch", "utils", "utils.get_pipeline"]
+        files[folder / "utils.py"] = ["torch", "mypkg.model"]
+        files[folder / "data" / "__init__.py"] = []
+        files[folder / "data" / "ext.py"] = ["ext_cuda"]
+        files[folder / "eval.py"] = ["data.ext"]
+    files[tmp_path / "app" / "fill" / "utils.py"] = ["torch"]  # this one loads everywhere
+    (tmp_path / "mypkg").mkdir()
+    files[tmp_path / "mypkg" / "__init__.py"] = []
+    files[tmp_path / "mypkg" / "model.py"] = ["ext_cuda"]
+    for path in files:
+        path.touch()
+    found = unloadable({str(p): imports for p, imports in files.items()}, {"ext_cuda": ["cpu"]})
+    t2i, fill = tmp_path / "app" / "t2i", tmp_path / "app" / "fill"
+    assert sorted(found) == sorted(
+        str(p)
+        for p in (
+            t2i / "run.py",
+            t2i / "utils.py",
+            t2i / "data" / "ext.py",
+            t2i / "eval.py",
+            fill / "data" / "ext.py",
+            fill / "eval.py",
+            tmp_path / "mypkg" / "model.py",
+        )
+    )
+    assert found[str(t2i / "run.py")].origin == str(tmp_path / "mypkg" / "model.py")
 
 
 def test_an_import_in_a_long_string_is_no_statement():
@@ -148,3 +188,29 @@ def test_import_choices_read_crlf_lines_and_a_multiline_header_as_no_chain():
     # a header over several lines is not read: no chain, rather than a wrong one
     text = b"if (a and\n        b):\n    import x\nelse:\n    import y\n"
     assert import_choices(text) == []
+
+
+def test_a_try_whose_handler_catches_a_failed_import_is_a_choice():
+    text = (
+        b"try:\n    import ext_C as backend\nexcept ImportError:\n    from .jit import backend\n"
+        b"try:\n    import ext_C\nexcept ImportError:\n    ext_C = None\n"  # imports nothing
+        b"try:\n    import ext_C\nexcept OSError:\n    import other\n"  # the failure escapes
+        b"try:\n    import ext_C\nexcept ImportError:\n    import a\nelse:\n    import b\n"
+        b"try:\n    import ext_C\nexcept (ModuleNotFoundError, OSError):\n    import c\n"
+    )
+    assert import_choices(text) == [
+        [["ext_C"], [".jit", ".jit.backend"]],
+        [["ext_C"], ["c"]],
+    ]
+
+
+def test_a_module_builds_a_cuda_extension_at_import_only_with_cuda_sources_at_its_top():
+    build = (
+        b"import os\nfrom torch.utils.cpp_extension import load\n"
+        b"_C = load(name='ext', sources=[os.path.join(HERE, f) for f in ['a.cu', 'b.cpp']])\n"
+    )
+    assert builds_cuda_at_import(build)
+    assert builds_cuda_at_import(b"import torch\ntorch.utils.cpp_extension.load('x', ['k.cu'])\n")
+    assert not builds_cuda_at_import(build.replace(b"'a.cu'", b"'a.cpp'"))  # a C++ extension
+    assert not builds_cuda_at_import(build.replace(b"_C = load", b"def f():\n    return load"))
+    assert not builds_cuda_at_import(b"from json import load\ncpp_extension = load(open('k.cu'))\n")

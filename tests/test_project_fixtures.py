@@ -225,6 +225,30 @@ def test_a_run_without_the_package_init_still_reads_what_it_loads():
     assert found[0] == (base + "attnpkg/utils/bench.py", 7, "PRT201", "error", NOT_ROCM)
 
 
+#: fixtures/project/jit_extensions: ``ngp/backend.py`` and ``quant/csrc/load.py`` compile a CUDA
+#: extension with ``torch.utils.cpp_extension.load`` when they load (in ``quant``'s namespace
+#: folder ``csrc/``): the build is their site, and the modules that import them load only where
+#: it succeeds (``quant/codebook.py``, and through ``quant``'s ``__init__.py`` the script beside
+#: ``app/t2i/utils.py``). ``ngp/march.py`` imports the extension ``setup.py`` builds, or in its
+#: ``except ImportError`` the module that compiles it: neither loads on another target, nor does
+#: the rest of ``ngp``. ``soft.py``'s handler sets a name and imports nothing, ``settings``
+#: loads a file with json's ``load``, and ``app/fill/utils.py`` loads everywhere: they keep
+#: their targets.
+JIT_EXTENSION_FINDINGS = [
+    ("jit_extensions/app/fill/run.py", 6, "PRT201", "error", NOT_ROCM),
+    ("jit_extensions/ngp/backend.py", 10, "PRT502", "error", NOT_ROCM),
+    ("jit_extensions/quant/csrc/load.py", 4, "PRT502", "error", NOT_ROCM),
+    ("jit_extensions/settings/reader.py", 8, "PRT101", "error", NOT_ROCM),
+    ("jit_extensions/settings/tools.py", 5, "PRT101", "error", NOT_ROCM),
+    ("jit_extensions/setup.py", 6, "PRT502", "error", NOT_ROCM),
+    ("jit_extensions/soft.py", 9, "PRT102", "error", NOT_ROCM),
+]
+
+
+def test_modules_that_load_an_extension_compiled_at_import_have_no_site():
+    assert _sites("jit_extensions") == JIT_EXTENSION_FINDINGS
+
+
 #: fixtures/project/own_package: the project that holds ``mii/`` imports it in its tests and
 #: examples: that is the project itself, not a CUDA-only package to install (PRT501); what follows
 #: is the project's own code, reported as usual. A package vendored in a folder of its own

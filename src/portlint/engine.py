@@ -681,12 +681,16 @@ def _python_layers(
         absent_on = loads.with_vendor_stacks(
             backend.get("absent_on", {}), backend.get("packages", {}), TARGETS
         )
-        # the project's own CUDA extensions: built on ROCm by PyTorch's hipify, nowhere else
+        # the project's own CUDA extensions: built on ROCm by PyTorch's hipify, nowhere else;
+        # those a setup.py builds, and the modules that build one when they load
         elsewhere = [target for target in TARGETS if target != "rocm"]
         for text in scripts.values():
             for module in cuda_extension_names(text):
                 absent_on.setdefault(module, elsewhere)
-        unloadable = loads.unloadable(imports, absent_on, choices)
+        builders = [path for path, fact in loaded.items() if fact[6]]
+        for module in loads.builder_names(builders, loaded) if builders else ():
+            absent_on.setdefault(module, elsewhere)
+        unloadable = loads.unloadable(imports, absent_on, choices, builders)
         packages = catalog.table("packages").get("package", {})
         homes = loads.package_homes(paths, {name.split(".")[0] for name in packages})
     if not layers and not unloadable and not homes:

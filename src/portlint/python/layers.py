@@ -36,7 +36,12 @@ from collections.abc import Iterable, Mapping
 from stat import S_ISREG
 from typing import Any, NamedTuple
 
-from portlint.python.package_loads import import_choices, module_name, top_imports
+from portlint.python.package_loads import (
+    builds_cuda_at_import,
+    import_choices,
+    module_name,
+    top_imports,
+)
 
 #: How many names of ``torch.cuda`` a module rebinds before it is a layer that redirects the
 #: CUDA API (one rebinding is a workaround for one function).
@@ -85,8 +90,9 @@ class Finder:
         """[migration targets, rebound names, {namespace: how many names it is given},
         imported top-level packages (``.`` for a relative import), the modules its unindented
         imports may load (``package_loads.top_imports``), the imports its unindented ``if``
-        chains choose between (``package_loads.import_choices``)] of a file's bytes; lists and
-        dictionaries only (the cache stores them as JSON)."""
+        chains choose between (``package_loads.import_choices``), whether it compiles a CUDA
+        extension when it loads (``package_loads.builds_cuda_at_import``)] of a file's bytes;
+        lists, dictionaries and booleans only (the cache stores them as JSON)."""
         migrated = []
         if any(marker in raw for marker in self.markers):
             migrated = sorted(
@@ -103,16 +109,25 @@ class Finder:
             names, counted = rebound_names(raw)
             namespaces = dict(counted)
         imported = imported_packages(raw)
-        return [migrated, names, namespaces, imported, top_imports(raw), import_choices(raw)]
+        return [
+            migrated,
+            names,
+            namespaces,
+            imported,
+            top_imports(raw),
+            import_choices(raw),
+            builds_cuda_at_import(raw),
+        ]
 
 
 def valid_facts(facts: Any) -> bool:
     """Whether ``facts`` has the shape ``Finder.file_facts`` gives (a cache entry may not)."""
-    if not isinstance(facts, list) or len(facts) != 6:
+    if not isinstance(facts, list) or len(facts) != 7:
         return False
-    migrated, names, namespaces, imported, loaded, choices = facts
+    migrated, names, namespaces, imported, loaded, choices, builds = facts
     return (
-        all(isinstance(part, list) for part in (migrated, names, imported, loaded, choices))
+        isinstance(builds, bool)
+        and all(isinstance(part, list) for part in (migrated, names, imported, loaded, choices))
         and isinstance(namespaces, dict)
         and all(isinstance(item, str) for item in (*migrated, *names, *imported, *loaded))
         and all(isinstance(count, int) for count in namespaces.values())
@@ -208,7 +223,7 @@ def imported_packages(raw: bytes) -> list[str]:
 
 def imports_only(raw: bytes) -> list[Any]:
     """``Finder.file_facts`` of a file that does not mention torch: its imports alone."""
-    return [[], [], {}, imported_packages(raw), top_imports(raw), import_choices(raw)]
+    return [[], [], {}, imported_packages(raw), top_imports(raw), import_choices(raw), False]
 
 
 def reached(path: str, facts: list[Any], layers: Mapping[Layer, Reach]) -> tuple[Layer, ...]:

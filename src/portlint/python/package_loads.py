@@ -11,12 +11,15 @@ so no module of ``mamba_ssm`` loads on mps.
 
 The project's own CUDA extensions are such packages too: a module that the run's ``setup.py``
 builds with ``CUDAExtension`` (``flash_attn_2_cuda``, ``pkg._C``) exists where PyTorch built it,
-on CUDA and, hipified, on ROCm (``extension_tests.cuda_extension_names``).
+on CUDA and, hipified, on ROCm (``extension_tests.cuda_extension_names``). So is a module that
+builds one when it loads (``_C = load(name=..., sources=[..."k.cu"])`` at its top,
+``builds_cuda_at_import``) for the modules that import it; its own build stays its site.
 
 A module that picks one of two such packages at its top level cannot load either where neither
-is: in an unindented ``if``/``elif``/``else`` chain that ends in ``else``, each arm of which imports
-one (``if USE_TRITON_ROCM: from aiter... import ... else: import flash_attn_2_cuda``), one arm
-runs, and its import fails on a target that lacks every arm's package (``import_choices``).
+is: in an unindented ``if``/``elif``/``else`` chain that ends in ``else``, or a ``try`` whose
+handlers catch a failed import, each arm of which imports one (``if USE_TRITON_ROCM: from
+aiter... import ... else: import flash_attn_2_cuda``), one arm runs, and its import fails on a
+target that lacks every arm's package (``import_choices``).
 
 Everything is read from the text, as the layers are (``python.layers``): an import statement
 at the start of a line is a top-level one outside any block (a block's body is indented), and a
@@ -30,7 +33,7 @@ import functools
 import os
 import re
 import sys
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping
 from typing import Any, NamedTuple
 
@@ -83,19 +86,68 @@ def _loaded(match: re.Match[bytes]) -> list[str]:
     return found
 
 
+#: An unindented call of PyTorch's JIT extension builder (``_C = load(name=..., sources=[...])``).
+JIT_LOAD = re.compile(
+    rb"^(?:[\w.]+[ \t]*=[ \t]*)?((?:torch\.utils\.)?cpp_extension\.)?load[ \t]*\(", re.MULTILINE
+)
+#: ``load`` imported from ``torch.utils.cpp_extension``, under its own name.
+LOAD_IMPORTED = re.compile(
+    rb"^from[ \t]+torch\.utils\.cpp_extension[ \t]+import[^\n]*\bload\b(?![ \t]+as)", re.MULTILINE
+)
+#: A CUDA source file named in a call's text.
+CUDA_SOURCE = re.compile(rb"""\.cu['"]""")
+
+
+def builds_cuda_at_import(raw: bytes) -> bool:
+    """Whether a module compiles a CUDA extension when it loads: an unindented call of
+    ``torch.utils.cpp_extension.load`` whose sources name a ``.cu`` file. PyTorch builds it
+    where CUDA's compiler is and, hipified, on ROCm; elsewhere the call raises (no CUDA_HOME),
+    and so does every import of the module."""
+    if b"cpp_extension" not in raw or b".cu" not in raw:
+        return False
+    imported = LOAD_IMPORTED.search(raw) is not None
+    strings = _long_strings(raw)
+    for match in JIT_LOAD.finditer(raw):
+        if strings and _inside(match.start(), strings):
+            continue
+        if match.group(1) is None and not imported:
+            continue  # another ``load`` (json's, a checkpoint loader)
+        if CUDA_SOURCE.search(_call_text(raw, match.end() - 1)):
+            return True
+    return False
+
+
+def _call_text(raw: bytes, opening: int) -> bytes:
+    """The text of a call from its ``(`` at ``opening`` to the ``)`` that closes it (or the
+    file's end), brackets inside strings counted too."""
+    depth = 0
+    for position in range(opening, len(raw)):
+        depth += {40: 1, 91: 1, 123: 1, 41: -1, 93: -1, 125: -1}.get(raw[position], 0)
+        if depth == 0:
+            return raw[opening : position + 1]
+    return raw[opening:]
+
+
 #: The header of an arm of an unindented ``if`` chain, on one line: ``if X:``, ``elif X:``,
 #: ``else:``, a comment after the colon allowed.
 ARM_HEAD = re.compile(rb"(if|elif)[ \t(][^\n]*:|else[ \t]*:")
+#: The header of an unindented ``try`` statement's block or of a handler that catches a failed
+#: import (``except ImportError:``, ``except (ImportError, OSError) as e:``, ``except:``).
+TRY_HEAD = re.compile(rb"try[ \t]*:")
+EXCEPT_HEAD = re.compile(rb"except\b([^\n:]*):")
+CATCHES_IMPORT = re.compile(rb"\b(?:ImportError|ModuleNotFoundError|Exception|BaseException)\b")
 
 
 def import_choices(raw: bytes) -> list[list[list[str]]]:
-    """The unindented ``if``/``elif``/``else`` chains, ending in ``else``, each of whose arms
-    imports something as its own statement (not inside a nested block): per chain, per arm, the
-    modules its imports may load. One arm runs when the module loads, so the module loads only
-    where some arm's imports can (``unloadable``)."""
+    """The unindented ``if``/``elif``/``else`` chains, ending in ``else``, and ``try``
+    statements whose handlers catch a failed import, each of whose arms imports something as
+    its own statement (not inside a nested block): per chain, per arm, the modules its imports
+    may load. One arm runs when the module loads (a handler when the ``try`` block's import
+    fails), so the module loads only where some arm's imports can (``unloadable``)."""
     chains: list[list[list[str]]] = []
     arms: list[list[str]] = []  # the chain being read
-    closed = False  # it has its ``else``
+    kind = b""  # what the chain is: ``if`` or ``try``
+    closed = False  # it has its ``else``, or a handler
     depth: int | None = None  # the indentation of the current arm's statements
     strings = _long_strings(raw)
     start = 0
@@ -113,15 +165,22 @@ def import_choices(raw: bytes) -> list[list[list[str]]]:
                     arms[-1].extend(_loaded(match))
             continue
         head = ARM_HEAD.fullmatch(text)
-        if head and not head.group(0).startswith(b"if") and arms and not closed:
+        if kind == b"if" and head and not head.group(0).startswith(b"if") and not closed:
             arms.append([])  # ``elif``/``else`` of the chain being read
             closed = head.group(0).startswith(b"else")
             depth = None
             continue
-        if closed and all(arms):
-            chains.append(arms)
+        handler = EXCEPT_HEAD.fullmatch(text) if kind == b"try" else None
+        if handler is not None:
+            catches = not handler.group(1).strip() or CATCHES_IMPORT.search(handler.group(1))
+            arms = [*arms, []] if catches and arms else []  # else the import fails the module
+            closed, depth = bool(arms), None
+            continue
+        if closed and all(arms) and not (kind == b"try" and head):
+            chains.append(arms)  # (a ``try`` with an ``else`` runs more than one arm)
         opens = head is not None and head.group(0).startswith(b"if")
-        arms = [[]] if opens else []  # a new chain, or none
+        kind = b"if" if opens else b"try" if TRY_HEAD.fullmatch(text) else b""
+        arms = [[]] if kind else []  # a new chain, or none
         closed, depth = False, None
     if closed and all(arms):
         chains.append(arms)
@@ -149,35 +208,56 @@ def unloadable(
     imports: Mapping[str, list[str]],
     absent_on: Mapping[str, Iterable[str]],
     choices: Mapping[str, list[list[list[str]]]] | None = None,
+    builders: Iterable[str] = (),
 ) -> dict[str, Unloadable]:
     """Path -> the targets that cannot load it, for the files among ``imports`` (path -> its
     ``top_imports``) that import, or whose packages import, through the project's own modules,
     a package of ``absent_on`` (package -> the targets it is absent on), or whose ``choices``
-    (path -> its ``import_choices``) import one in every arm."""
+    (path -> its ``import_choices``) import one in every arm. The ``builders``, modules that
+    are in ``absent_on`` because they build a CUDA extension when they load
+    (``builds_cuda_at_import``), are not among them: the build is their site.
+
+    A project module is found by its dotted name where one file of the run has that name, and a
+    script outside any package (``app/t2i/run.py``) also finds the module beside it by its bare
+    name (``import utils``: ``app/t2i/utils.py``), as Python does, its own folder coming first
+    on the path. Two such scripts may share a name (``run.py`` in two folders): each still
+    cannot load what its own imports cannot."""
     choices = choices or {}
+    builders = frozenset(builders)
     tops_absent = {package.split(".", 1)[0] for package in absent_on}
     specs_seen = [
         *imports.values(),
         *(arm for chains in choices.values() for c in chains for arm in c),
     ]
-    if not any(spec.split(".")[0] in tops_absent for specs in specs_seen for spec in specs):
-        return {}  # no file imports one (a relative import's first part is empty)
+    # a project module of absent_on (``pkg._C``, ``pkg.csrc.load``) may be imported relatively
+    relative = any("." in package for package in absent_on)
+    if not any(
+        spec.split(".")[0] in tops_absent or (relative and spec.startswith("."))
+        for specs in specs_seen
+        for spec in specs
+    ):
+        return {}  # no file imports one
     names = {path: module_name(path) for path in imports}
     by_name: dict[str, list[str]] = defaultdict(list)
     for path, name in names.items():
         by_name[name].append(path)
     # a name that two files of the run share (two projects in one run) is nobody's
     modules = {name: paths[0] for name, paths in by_name.items() if len(paths) == 1}
-    # module -> target -> (the file that imports the package, the package)
+    beside = _scripts_beside(names)
+    # path -> target -> (the file that imports the package, the package)
     absent: dict[str, dict[str, tuple[str, str]]] = {}
     importers: dict[str, set[str]] = defaultdict(set)
     tops = {name.split(".", 1)[0] for name in modules}  # the run's own top-level modules
-    for name, path in modules.items():
+    for path, name in names.items():
         own: dict[str, tuple[str, str]] = {}
         for spec in imports[path]:
             target_name = resolve(spec, name, path.endswith("__init__.py"))
             if target_name is None:
                 continue
+            if path in beside and target_name.split(".", 1)[0] in beside[path]:
+                for loaded in beside[path][target_name.split(".", 1)[0]].loads(target_name):
+                    importers[loaded].add(path)
+                continue  # the script's own folder comes first on the path
             top = target_name.split(".", 1)[0]
             for loaded in _with_parents(target_name):  # ``triton``, ``pkg._C``
                 for target in absent_on.get(loaded, ()):
@@ -185,13 +265,13 @@ def unloadable(
             if top not in tops:
                 continue  # another project's module (torch, numpy)
             for loaded in _with_parents(target_name):
-                if loaded in modules and loaded != name:
-                    importers[loaded].add(name)
+                if loaded in modules and modules[loaded] != path:
+                    importers[modules[loaded]].add(path)
         for chain in choices.get(path, ()):
             for target, origin in _absent_in_every_arm(chain, name, path, absent_on).items():
                 own.setdefault(target, origin)
         if own:
-            absent[name] = own
+            absent[path] = own
     # what a module cannot load, its importers cannot either
     queue = list(absent)
     while queue:
@@ -207,16 +287,61 @@ def unloadable(
                 queue.append(importer)
     found: dict[str, Unloadable] = {}
     for path, name in names.items():
-        if modules.get(name) != path:
-            continue
-        reached: dict[str, tuple[str, str]] = {}
-        for loaded in _with_parents(name):  # the packages above it load first
-            for target, origin in absent.get(loaded, {}).items():
+        if path in builders:
+            continue  # it builds an extension itself: its own sites are where it fails
+        reached: dict[str, tuple[str, str]] = dict(absent.get(path, {}))
+        for loaded in _with_parents(name)[:-1]:  # the packages above it load first
+            package = modules.get(loaded)
+            for target, origin in absent.get(package, {}).items() if package else ():
                 reached.setdefault(target, origin)
         if reached:
             origin, package = sorted(reached.values())[0]
             found[path] = Unloadable(tuple(sorted(reached)), origin, package)
     return found
+
+
+class _Neighbour(NamedTuple):
+    """A module or package beside a script, found by its bare name."""
+
+    path: str  # the module's file, or the package's ``__init__.py``
+    files: Mapping[str, str]  # the run's files by their absolute paths
+
+    def loads(self, dotted: str) -> list[str]:
+        """The run's files that importing ``dotted`` from the script runs: the neighbour, and
+        the package's modules it names (``data.x``: ``data/x.py``)."""
+        found = [self.path]
+        folder = os.path.dirname(os.path.abspath(self.path))
+        for part in dotted.split(".")[1:]:
+            if not self.path.endswith("__init__.py"):
+                break
+            folder = os.path.join(folder, part)
+            for candidate in (folder + ".py", os.path.join(folder, "__init__.py")):
+                if candidate in self.files:
+                    found.append(self.files[candidate])
+                    break
+            else:
+                break
+        return found
+
+
+def _scripts_beside(names: Mapping[str, str]) -> dict[str, dict[str, _Neighbour]]:
+    """Script -> bare module name -> what that name finds in the script's folder, for the files
+    outside any package (a dotted name without a dot): a module, or a package's
+    ``__init__.py``, among the run's files."""
+    files = {os.path.abspath(path): path for path in names}
+    folders: dict[str, dict[str, _Neighbour]] = defaultdict(dict)
+    for path, name in names.items():
+        if "." in name:
+            continue
+        folder = os.path.dirname(os.path.abspath(path))
+        if path.endswith("__init__.py"):
+            folder = os.path.dirname(folder)
+        folders[folder][name] = _Neighbour(path, files)
+    return {
+        path: folders[os.path.dirname(os.path.abspath(path))]
+        for path, name in names.items()
+        if "." not in name and not path.endswith("__init__.py")
+    }
 
 
 def _absent_in_every_arm(
@@ -319,6 +444,43 @@ def _inside(position: int, spans: list[tuple[int, int]]) -> bool:
     """Whether ``position`` falls in one of the ordered, disjoint ``spans``."""
     at = bisect.bisect_right(spans, (position, sys.maxsize)) - 1
     return at >= 0 and spans[at][0] <= position < spans[at][1]
+
+
+def builder_names(paths: Iterable[str], among: Iterable[str]) -> list[str]:
+    """The dotted names the modules ``paths`` are imported by, namespace folders (without an
+    ``__init__.py``) inside a package included (``pkg/csrc/load.py``: ``pkg.csrc.load``), but
+    not a name another file ``among`` the run's has."""
+    counts = Counter(module_name(path) for path in among)
+    found = []
+    for path in paths:
+        name = _name_through_namespaces(path)
+        if counts[name] == (1 if name == module_name(path) else 0):
+            found.append(name)
+    return found
+
+
+def _name_through_namespaces(path: str) -> str:
+    """``module_name``, with the namespace folders between the file and the outermost package
+    above it (at most ``NAMESPACE_DEPTH`` folders up) in the name."""
+    folder, filename = os.path.split(os.path.abspath(path))
+    stem = os.path.splitext(filename)[0]
+    folders: list[str] = []
+    outermost = 0
+    for _ in range(NAMESPACE_DEPTH):
+        if not os.path.basename(folder).isidentifier():
+            break
+        folders.append(os.path.basename(folder))
+        if os.path.isfile(os.path.join(folder, "__init__.py")):
+            outermost = len(folders)
+        folder = os.path.dirname(folder)
+    parts = (
+        [*reversed(folders[:outermost]), stem] if stem != "__init__" else folders[:outermost][::-1]
+    )
+    return ".".join(parts) or stem
+
+
+#: How many folders up ``_name_through_namespaces`` looks for a package.
+NAMESPACE_DEPTH = 8
 
 
 def imports_third_party(imports: Iterable[list[str]]) -> bool:
