@@ -117,7 +117,9 @@ def test_conditions_are_read_with_three_answers():
     assert not inactive("OTHER && ONE")  # OTHER is the build's to decide
     assert not inactive("ONE + 0 == 0") and not inactive("F(1)")  # arithmetic, calls: not read
     hip = ["#if __CUDA_ARCH__ >= 800", "a", "#elif X", "b", "#else", "c", "#endif"]
-    assert hip_skipped_lines(hip) == [(2, 2)]
-    assert hip_skipped_lines(["#if !defined(__CUDA_ARCH__) || X", "a", "#else", "b", "#endif"]) == [
-        (4, 4)
-    ]
+    nvcc = ["__CUDA_ARCH__", "__CUDACC_VER_MAJOR__"]
+    assert hip_skipped_lines(hip, nvcc) == [(2, 2)]
+    assert hip_skipped_lines(
+        ["#if !defined(__CUDA_ARCH__) || X", "a", "#else", "b", "#endif"], nvcc
+    ) == [(4, 4)]
+    assert hip_skipped_lines(["#if __CUDACC_VER_MAJOR__ >= 11", "a", "#endif"], nvcc) == [(2, 2)]

@@ -137,7 +137,8 @@ def make_unit(
     # Undecodable bytes were read as lone surrogates; surrogateescape gives the bytes back.
     data = source.text.encode("utf-8", "surrogateescape")
     index = LineIndex(source.text)
-    hip_macros = catalog.table("cxx").get("guards", {}).get("hip_macros", ())
+    guards = catalog.table("cxx").get("guards", {})
+    hip_macros = guards.get("hip_macros", ())
     suffix = os.path.splitext(source.path)[1].lower()
     return (unit_type or Unit)(
         path=source.path,
@@ -151,7 +152,11 @@ def make_unit(
         covered=covered_targets(source.path),
         torch_built=torch_built,
         inactive=inactive_lines(index.lines) if unit_type is None else [],
-        hip_skipped=hip_skipped_lines(index.lines) if unit_type is None else [],
+        hip_skipped=(
+            hip_skipped_lines(index.lines, guards.get("nvcc_macros", ()))
+            if unit_type is None
+            else []
+        ),
     )
 
 

@@ -563,6 +563,8 @@ class WholeText:
     literal: the answer is the same for every part)."""
 
     text: str
+    #: The macros only NVIDIA's compiler defines (rules/cxx.toml ``[guards] nvcc_macros``).
+    nvcc_macros: tuple[str, ...] = ()
     _found: dict[tuple[bytes, bool], bool] = field(default_factory=dict)
 
     def contains(self, literal: bytes, folded: bool) -> bool:
@@ -589,7 +591,7 @@ class WholeText:
     @functools.cached_property
     def hip_skipped(self) -> list[tuple[int, int]]:
         """The file's lines hip-clang does not compile (``preprocessor.hip_skipped_lines``)."""
-        return hip_skipped_lines(self.lines)
+        return hip_skipped_lines(self.lines, self.nvcc_macros)
 
 
 @dataclass
@@ -642,7 +644,7 @@ def lint_in_parts(source: SourceFile, settings: Settings, catalog: Catalog) -> F
     for index, piece in enumerate(sorted(context, key=lambda piece: piece.line)):
         by_name.setdefault(piece.name, []).append((index, piece))
     del context
-    whole = WholeText(text)
+    whole = WholeText(text, tuple(guards.get("nvcc_macros", ())))
     found = FindingParts()
     limit = CONTEXT_PARTS * part_size(len(text))
     try:

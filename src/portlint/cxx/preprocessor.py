@@ -82,12 +82,14 @@ def inactive_lines(lines: list[str]) -> list[tuple[int, int]]:
     return _regions(_dead_lines(lines, _file_macros(lines), {}))
 
 
-def hip_skipped_lines(lines: list[str]) -> list[tuple[int, int]]:
+def hip_skipped_lines(lines: list[str], nvcc_macros: Iterable[str]) -> list[tuple[int, int]]:
     """Line ranges that hip-clang does not compile although NVIDIA's compiler may: branches
-    that need ``__CUDA_ARCH__``, which hip-clang never defines (``#if __CUDA_ARCH__ >= 800``,
-    ``#if defined(__CUDA_ARCH__) && ...``, the ``#else`` of ``#ifndef __CUDA_ARCH__``). What is
-    inside them is no ROCm site; the test itself is (PRT804)."""
-    return _regions(_dead_lines(lines, _file_macros(lines), {"__CUDA_ARCH__": (False, None)}))
+    that need one of ``nvcc_macros``, which hip-clang never defines (rules/cxx.toml ``[guards]``:
+    ``#if __CUDA_ARCH__ >= 800``, ``#if defined(__CUDA_ARCH__) && ...``, the ``#else`` of
+    ``#ifndef __CUDA_ARCH__``, ``#if __CUDACC_VER_MAJOR__ >= 11``). What is inside them is no
+    ROCm site; the test itself is (PRT804)."""
+    undefined: dict[str, Macro] = {name: (False, None) for name in nvcc_macros}
+    return _regions(_dead_lines(lines, _file_macros(lines), undefined))
 
 
 def _regions(dead: list[bool]) -> list[tuple[int, int]]:
