@@ -400,7 +400,7 @@ class MultiDevice:
         if branch.test is not None and self.asks_several_processes(branch.test):
             # ``if world_size > 1:``, ``... if num_gpus > 1 else None``
             return True
-        if branch.test is not None and self._sets_up_group(branch.body):
+        if branch.test is not None and self._sets_up_group(branch.body, _is_main_test(branch.test)):
             # ``if ddp and device_type == "cuda": ... init_process_group("nccl")``: a branch
             # that starts several processes, one per device
             return True
@@ -445,10 +445,14 @@ class MultiDevice:
             for node in walk(statement)
         )
 
-    def _sets_up_group(self, body: list[ast.AST]) -> bool:
+    def _sets_up_group(self, body: list[ast.AST], script: bool) -> bool:
+        """A call of ``group_setups`` in the branch. In a script's ``if __name__ ==
+        "__main__":`` block, only one that runs whenever the block does: the block is the whole
+        script, and where an ``if args.use_usp:`` arm in it sets up the group, the rest runs with
+        one process unless the option is given."""
         return any(
             isinstance(node, ast.Call) and _call_name(node) in self.group_setups
-            for statement in body
+            for statement in (_always_run(body) if script else body)
             for node in walk(statement)
         )
 
@@ -466,6 +470,48 @@ class MultiDevice:
             and str(target.slice.value).endswith(self.variable_suffixes)
             for target in statement.targets
         )
+
+
+def _is_main_test(test: ast.expr) -> bool:
+    """``__name__ == "__main__"``, either way round."""
+    if not (
+        isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], ast.Eq)
+    ):
+        return False
+    sides = (test.left, test.comparators[0])
+    return any(isinstance(s, ast.Name) and s.id == "__name__" for s in sides) and any(
+        isinstance(s, ast.Constant) and s.value == "__main__" for s in sides
+    )
+
+
+#: Statements whose body may run or not, or more than once, or later: their calls do not run
+#: whenever the block does.
+NOT_ALWAYS_RUN = (
+    ast.If,
+    ast.For,
+    ast.AsyncFor,
+    ast.While,
+    ast.Match,
+    ast.FunctionDef,
+    ast.AsyncFunctionDef,
+    ast.ClassDef,
+)
+
+
+#: ``try: ... except* E:`` (Python 3.11+).
+TRY_STAR = getattr(ast, "TryStar", ast.Try)
+
+
+def _always_run(body: list[ast.AST]) -> list[ast.AST]:
+    """The statements of a block that run whenever it does, those of ``with`` blocks and of a
+    ``try`` block (up to a failure) in place of the ``with`` or ``try``."""
+    found: list[ast.AST] = []
+    for statement in body:
+        if isinstance(statement, ast.With | ast.AsyncWith | ast.Try | TRY_STAR):
+            found += _always_run(statement.body)
+        elif not isinstance(statement, NOT_ALWAYS_RUN):
+            found.append(statement)
+    return found
 
 
 def _statements(body: list[ast.AST]) -> list[ast.AST]:
