@@ -97,7 +97,10 @@ def test_rules_ship_in_the_package_data():
 
 
 def test_a_file_whose_conditionals_do_not_balance_has_no_inactive_lines():
-    from portlint.cxx.preprocessor import inactive_lines
+    from portlint.cxx.preprocessor import read_branches
+
+    def inactive_lines(lines: list[str]) -> list[tuple[int, int]]:
+        return read_branches(lines, ()).inactive
 
     # the "#if 0" of a block comment opens a group that nothing closes: nothing is decided
     lines = ["/*", "#if 0", "*/", "cudaFree(p);"]
@@ -107,7 +110,13 @@ def test_a_file_whose_conditionals_do_not_balance_has_no_inactive_lines():
 
 
 def test_conditions_are_read_with_three_answers():
-    from portlint.cxx.preprocessor import hip_skipped_lines, inactive_lines
+    from portlint.cxx.preprocessor import read_branches
+
+    def inactive_lines(lines: list[str]) -> list[tuple[int, int]]:
+        return read_branches(lines, ()).inactive
+
+    def hip_skipped_lines(lines: list[str], nvcc: list[str]) -> list[tuple[int, int]]:
+        return read_branches(lines, nvcc).hip_skipped
 
     def inactive(condition: str) -> bool:
         return inactive_lines(["#define ONE 1", f"#if {condition}", "x", "#endif"]) == [(3, 3)]

@@ -130,7 +130,7 @@ def make_unit(
     inactive itself; ``torch_built``: PyTorch's build compiles it, as the project's includes
     show, ``cxx.includes``)."""
     from portlint.cxx.parsing import parse
-    from portlint.cxx.preprocessor import hip_guarded_lines, hip_skipped_lines, inactive_lines
+    from portlint.cxx.preprocessor import NO_BRANCHES, hip_guarded_lines, read_branches
     from portlint.cxx.unit import Unit
     from portlint.textindex import LineIndex
 
@@ -151,11 +151,10 @@ def make_unit(
         sink=sink,
         covered=covered_targets(source.path),
         torch_built=torch_built,
-        inactive=inactive_lines(index.lines) if unit_type is None else [],
-        hip_skipped=(
-            hip_skipped_lines(index.lines, guards.get("nvcc_macros", ()))
+        branches=(
+            read_branches(index.lines, guards.get("nvcc_macros", ()))
             if unit_type is None
-            else []
+            else NO_BRANCHES
         ),
     )
 

@@ -71,6 +71,7 @@ from __future__ import annotations
 import bisect
 import functools
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from portlint.catalog import Catalog
@@ -80,9 +81,9 @@ from portlint.cxx.preprocessor import (
     CONDITIONS,
     DIRECTIVE,
     OPENERS,
-    hip_skipped_lines,
+    Branches,
     in_regions,
-    inactive_lines,
+    read_branches,
 )
 from portlint.cxx.unit import Unit
 from portlint.model import Finding, SourceFile, Span
@@ -579,19 +580,10 @@ class WholeText:
         return self._found[key]
 
     @functools.cached_property
-    def lines(self) -> list[str]:
-        return split_lines(self.text)
-
-    @functools.cached_property
-    def inactive(self) -> list[tuple[int, int]]:
-        """The file's lines that no compiler sees (``preprocessor.inactive_lines``), which only
+    def branches(self) -> Branches:
+        """What the preprocessor leaves out of the file (``preprocessor.Branches``), which only
         the whole file decides."""
-        return inactive_lines(self.lines)
-
-    @functools.cached_property
-    def hip_skipped(self) -> list[tuple[int, int]]:
-        """The file's lines hip-clang does not compile (``preprocessor.hip_skipped_lines``)."""
-        return hip_skipped_lines(self.lines, self.nvcc_macros)
+        return read_branches(split_lines(self.text), self.nvcc_macros)
 
 
 @dataclass
@@ -602,15 +594,16 @@ class PartUnit(Unit):
     module: Module | None = None  # the part's text, and where its lines are in the file
 
     def is_inactive(self, line: int) -> bool:
-        assert self.whole is not None and self.module is not None
-        return self.module.owns(line) and in_regions(
-            self.module.file_line(line), self.whole.inactive
-        )
+        return self._in_file(line, lambda branches: branches.inactive)
 
     def is_hip_skipped(self, line: int) -> bool:
+        return self._in_file(line, lambda branches: branches.hip_skipped)
+
+    def _in_file(self, line: int, regions: Callable[[Branches], list[tuple[int, int]]]) -> bool:
+        """Whether the part's ``line`` is the file's own and in the file's ``regions``."""
         assert self.whole is not None and self.module is not None
         return self.module.owns(line) and in_regions(
-            self.module.file_line(line), self.whole.hip_skipped
+            self.module.file_line(line), regions(self.whole.branches)
         )
 
     def contains(self, *literals: bytes) -> bool:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from typing import NamedTuple
 
 DIRECTIVE = re.compile(r"^[ \t]*#[ \t]*(if|ifdef|ifndef|elif|elifdef|elifndef|else|endif)\b(.*)")
 OPENERS = ("if", "ifdef", "ifndef")
@@ -67,29 +68,42 @@ class _Group:
     taken: bool  # an earlier or this branch is certainly compiled
 
 
-def inactive_lines(lines: list[str]) -> list[tuple[int, int]]:
-    """Line ranges (1-based, inclusive) that no compiler sees: the branches of ``#if`` groups
-    that the file itself decides against (``#if 0``; ``#if NO_FUSION`` after ``#define
-    NO_FUSION 0``; the ``#else`` of ``#if 1``), with every line inside them.
+class Branches(NamedTuple):
+    """What the preprocessor leaves out of a file, as line ranges (1-based, inclusive).
 
-    A macro counts only where the file defines it once, to a number or to nothing, before the
-    condition and outside any ``#if`` but its include guard, and never undefines it: a value set
-    inside a branch, one the build may give (``#ifndef X`` / ``#define X 0``) or one an include
-    gives is the build's to decide. A condition that reads anything else (another macro, an
-    operator other than ``!``, ``&&``, ``||`` and comparisons) is undecided where its answer
-    depends on it, and so is every later branch of its group. Nothing is inactive in a file
-    whose ``#if`` groups do not balance (a directive inside a comment)."""
-    return _regions(_dead_lines(lines, _file_macros(lines), {}))
+    ``inactive``: lines no compiler sees, the branches of ``#if`` groups that the file itself
+    decides against (``#if 0``; ``#if NO_FUSION`` after ``#define NO_FUSION 0``; the ``#else``
+    of ``#if 1``), with every line inside them: no finding there.
+
+    ``hip_skipped``: lines hip-clang does not compile although NVIDIA's compiler may, the
+    branches that need one of the macros only nvcc defines (rules/cxx.toml ``[guards]
+    nvcc_macros``: ``#if __CUDA_ARCH__ >= 800``, ``#if defined(__CUDA_ARCH__) && ...``, the
+    ``#else`` of ``#ifndef __CUDA_ARCH__``, ``#if __CUDACC_VER_MAJOR__ >= 11``): no ROCm site
+    there; the test itself is one (PRT804).
+
+    A macro of the file counts only where the file defines it once, to a number or to nothing,
+    before the condition and outside any ``#if`` but its include guard, and never undefines it:
+    a value set inside a branch, one the build may give (``#ifndef X`` / ``#define X 0``) or one
+    an include gives is the build's to decide. A condition that reads anything else (another
+    macro, an operator other than ``!``, ``&&``, ``||`` and comparisons) is undecided where its
+    answer depends on it, and so is every later branch of its group. Nothing is left out of a
+    file whose ``#if`` groups do not balance (a directive inside a comment)."""
+
+    inactive: list[tuple[int, int]]
+    hip_skipped: list[tuple[int, int]]
 
 
-def hip_skipped_lines(lines: list[str], nvcc_macros: Iterable[str]) -> list[tuple[int, int]]:
-    """Line ranges that hip-clang does not compile although NVIDIA's compiler may: branches
-    that need one of ``nvcc_macros``, which hip-clang never defines (rules/cxx.toml ``[guards]``:
-    ``#if __CUDA_ARCH__ >= 800``, ``#if defined(__CUDA_ARCH__) && ...``, the ``#else`` of
-    ``#ifndef __CUDA_ARCH__``, ``#if __CUDACC_VER_MAJOR__ >= 11``). What is inside them is no
-    ROCm site; the test itself is (PRT804)."""
+NO_BRANCHES = Branches([], [])
+
+
+def read_branches(lines: list[str], nvcc_macros: Iterable[str]) -> Branches:
+    """The file's ``Branches``, its macros read once for both."""
+    defined = _file_macros(lines)
     undefined: dict[str, Macro] = {name: (False, None) for name in nvcc_macros}
-    return _regions(_dead_lines(lines, _file_macros(lines), undefined))
+    return Branches(
+        _regions(_dead_lines(lines, defined, {})),
+        _regions(_dead_lines(lines, defined, undefined)),
+    )
 
 
 def _regions(dead: list[bool]) -> list[tuple[int, int]]:
@@ -113,19 +127,22 @@ def _dead_lines(
     balance."""
     groups: list[_Group] = []
     dead: list[bool] = []
-    for number, line in enumerate(lines, start=1):
-        match = DIRECTIVE.match(line) if "#" in line else None
-        keyword = match.group(1) if match else None
 
-        def macro(name: str, at: int = number) -> Macro:
+    def macro_at(at: int) -> Callable[[str], Macro]:
+        def macro(name: str) -> Macro:
             if name in fixed:
                 return fixed[name]
             place = defined.get(name)
             return (True, place[1]) if place is not None and place[0] < at else UNKNOWN
 
+        return macro
+
+    for number, line in enumerate(lines, start=1):
+        match = DIRECTIVE.match(line) if "#" in line else None
+        keyword = match.group(1) if match else None
         if keyword in OPENERS:
             dead.append(any(group.dead for group in groups))
-            value = _decided(keyword, match.group(2), macro)
+            value = _decided(keyword, match.group(2), macro_at(number))
             groups.append(_Group(value is False, value is True))
         elif keyword is None:
             dead.append(any(group.dead for group in groups))
@@ -141,7 +158,7 @@ def _dead_lines(
             elif keyword == "else":
                 group.dead = False
             else:
-                value = _decided(keyword, match.group(2), macro)
+                value = _decided(keyword, match.group(2), macro_at(number))
                 group.dead, group.taken = value is False, value is True
     return [False] * len(lines) if groups else dead  # an #if without its #endif
 
@@ -256,7 +273,7 @@ class _Reading:
 
 def _file_macros(lines: list[str]) -> dict[str, tuple[int, int | None]]:
     """Macro -> (the line of its one definition, its number or None where it has no value) for
-    the macros the file defines as ``inactive_lines`` asks."""
+    the macros the file defines as ``Branches`` asks."""
     found: dict[str, tuple[int, int | None]] = {}
     spoilt: set[str] = set()
     opened: list[str | None] = []  # per open group: the macro an #ifndef tests, else None

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from tree_sitter import Node, Tree
 
 from portlint.catalog import Catalog
-from portlint.cxx.preprocessor import in_regions
+from portlint.cxx.preprocessor import NO_BRANCHES, Branches, in_regions
 from portlint.model import PORTABLE, Advice, Applicability, Edit, Fix, Severity, Span
 from portlint.sink import FindingSink
 from portlint.textindex import LineIndex
@@ -56,10 +56,8 @@ class Unit:
     covered: frozenset[str] = frozenset()
     #: PyTorch's build compiles the file, as its own includes show (``cxx.includes``).
     torch_built: bool = False
-    #: Lines no compiler sees (``preprocessor.inactive_lines``): no finding there.
-    inactive: list[tuple[int, int]] = field(default_factory=list)
-    #: Lines hip-clang does not compile (``preprocessor.hip_skipped_lines``): no ROCm site there.
-    hip_skipped: list[tuple[int, int]] = field(default_factory=list)
+    #: What the preprocessor leaves out (``preprocessor.Branches``).
+    branches: Branches = NO_BRANCHES
     _reported: set[tuple[str, int, int]] = field(default_factory=set)
     _line_starts: list[int] | None = None
     _folded: bytes | None = None
@@ -172,12 +170,12 @@ class Unit:
         self.sink.emit(rule.finding(self.path, span, message, symbol, chosen, severity, fix))
 
     def is_inactive(self, line: int) -> bool:
-        """Whether no compiler sees the line (``preprocessor.inactive_lines``)."""
-        return in_regions(line, self.inactive)
+        """Whether no compiler sees the line (``preprocessor.Branches``)."""
+        return in_regions(line, self.branches.inactive)
 
     def is_hip_skipped(self, line: int) -> bool:
-        """Whether hip-clang does not compile the line (``preprocessor.hip_skipped_lines``)."""
-        return in_regions(line, self.hip_skipped)
+        """Whether hip-clang does not compile the line (``preprocessor.Branches``)."""
+        return in_regions(line, self.branches.hip_skipped)
 
 
 def is_device_function(function: Node) -> bool:

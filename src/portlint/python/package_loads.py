@@ -117,12 +117,16 @@ def builds_cuda_at_import(raw: bytes) -> bool:
     return False
 
 
+#: Byte -> how it changes the depth of brackets: ``(``, ``[``, ``{`` open, their pairs close.
+BRACKETS = {ord(b): 1 for b in "([{"} | {ord(b): -1 for b in ")]}"}
+
+
 def _call_text(raw: bytes, opening: int) -> bytes:
     """The text of a call from its ``(`` at ``opening`` to the ``)`` that closes it (or the
     file's end), brackets inside strings counted too."""
     depth = 0
     for position in range(opening, len(raw)):
-        depth += {40: 1, 91: 1, 123: 1, 41: -1, 93: -1, 125: -1}.get(raw[position], 0)
+        depth += BRACKETS.get(raw[position], 0)
         if depth == 0:
             return raw[opening : position + 1]
     return raw[opening:]
@@ -459,6 +463,10 @@ def builder_names(paths: Iterable[str], among: Iterable[str]) -> list[str]:
     return found
 
 
+#: How many folders up ``_name_through_namespaces`` looks for a package.
+NAMESPACE_DEPTH = 8
+
+
 def _name_through_namespaces(path: str) -> str:
     """``module_name``, with the namespace folders between the file and the outermost package
     above it (at most ``NAMESPACE_DEPTH`` folders up) in the name."""
@@ -473,14 +481,8 @@ def _name_through_namespaces(path: str) -> str:
         if os.path.isfile(os.path.join(folder, "__init__.py")):
             outermost = len(folders)
         folder = os.path.dirname(folder)
-    parts = (
-        [*reversed(folders[:outermost]), stem] if stem != "__init__" else folders[:outermost][::-1]
-    )
-    return ".".join(parts) or stem
-
-
-#: How many folders up ``_name_through_namespaces`` looks for a package.
-NAMESPACE_DEPTH = 8
+    packages = folders[:outermost][::-1]
+    return ".".join(packages if stem == "__init__" else [*packages, stem]) or stem
 
 
 def imports_third_party(imports: Iterable[list[str]]) -> bool:
