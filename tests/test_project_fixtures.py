@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import shutil
 
+import portlint.python.backend_packages
 from support import FIXTURES, run_cli
 
 
@@ -357,3 +358,85 @@ def test_cached_include_facts_give_the_same_answer(tmp_path):
     util = project / "csrc" / "util.cuh"
     util.write_text(util.read_text().replace("#include <ATen/cuda/CUDAContext.h>\n", ""))
     assert ("torch_includes/csrc/scale.cu", 13) in rocm_sites()
+
+
+#: fixtures/project/vendor_folders: a benchmark suite with one folder per vendor. NVIDIA's
+#: folder is the CUDA backend (one summary per file instead of its sites), Ascend's config lists
+#: npu alone, Kunlunxin's and MetaX's files none (no portlint target); a CUDA folder beside a
+#: CPU one (one extension's two builds) and a "GPU" folder (any vendor's) keep their sites.
+NVIDIA_SIBLINGS = (
+    "CUDA backend package `nvidia/`: siblings npu, kunlun, maca;"
+    " no backend for rocm, mlu, xpu, mps, cpu"
+)
+VENDOR_FOLDER_FINDINGS = [
+    ("vendor_folders/docker/GPU/Dockerfile", 1, "PRT901", ""),
+    ("vendor_folders/kernels/cuda/reduce.cu", 2, "PRT704", ""),
+    ("vendor_folders/kernels/cuda/reduce.cu", 4, "PRT705", ""),
+    ("vendor_folders/toolkits/gemm/ascend/A3/main.sh", 1, "PRT921", ""),
+    ("vendor_folders/toolkits/gemm/nvidia/A100/gemm.cu", 1, "PRT105", NVIDIA_SIBLINGS),
+    ("vendor_folders/toolkits/gemm/nvidia/A100/main.sh", 1, "PRT105", NVIDIA_SIBLINGS),
+]
+
+
+def test_files_of_a_vendors_folder_are_that_vendors():
+    status, out, _ = run_cli(
+        "vendor_folders",
+        "--output-format",
+        "json",
+        "--isolated",
+        "--no-cache",
+        cwd=FIXTURES / "project",
+    )
+    assert status == 1
+    findings = json.loads(out)
+    summaries = [
+        (f["path"], f["line"], f["code"], f["message"] if f["code"] == "PRT105" else "")
+        for f in findings
+    ]
+    assert summaries == VENDOR_FOLDER_FINDINGS
+    targets = {f["path"]: sorted(f["targets"]) for f in findings}
+    assert targets["vendor_folders/toolkits/gemm/ascend/A3/main.sh"] == ["npu"]
+    assert targets["vendor_folders/toolkits/gemm/nvidia/A100/gemm.cu"] == [
+        "cpu",
+        "mlu",
+        "mps",
+        "rocm",
+        "xpu",
+    ]
+
+
+def test_a_backend_folder_takes_no_rocm_rename(tmp_path):
+    # the fix follows check mode: the CUDA backend's names are no site, so nothing is renamed
+    project = tmp_path / "suite"
+    shutil.copytree(FIXTURES / "project" / "vendor_folders", project)
+    gemm = project / "toolkits" / "gemm" / "nvidia" / "A100" / "gemm.cu"
+    before = gemm.read_text()
+    run_cli(
+        str(gemm),
+        "--fix",
+        "--unsafe-fixes",
+        "--target",
+        "rocm",
+        "--isolated",
+        "--no-cache",
+        cwd=project,
+    )
+    assert gemm.read_text() == before
+
+
+def test_the_cache_follows_the_folders_beside_a_vendors_folder(tmp_path):
+    project = tmp_path / "suite"
+    shutil.copytree(FIXTURES / "project" / "vendor_folders", project)
+    gemm = "toolkits/gemm/nvidia/A100/gemm.cu"
+
+    def codes():
+        _, out, _ = run_cli(".", "--output-format", "json", "--isolated", cwd=project)
+        return [site[2] for site in _targets_by_site(out) if site[0] == gemm]
+
+    assert codes() == ["PRT105"]
+    assert codes() == ["PRT105"]  # from the cache
+    for vendor in ("ascend", "kunlunxin", "metax"):
+        shutil.rmtree(project / "toolkits" / "gemm" / vendor)
+    portlint.python.backend_packages._listing.cache_clear()  # (one process: runs are one each)
+    # no other vendor's folder is left beside it: its sites are reported again
+    assert "PRT701" in codes()

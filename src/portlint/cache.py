@@ -203,13 +203,15 @@ class Cache:
         if not path.endswith(".py"):
             # a C++/CUDA file of a backend package, or one with twins for other vendors: its
             # findings depend on the package's siblings and ``__init__.py`` and on the files
-            # beside it (``cxx.analyser.covered_targets``)
+            # beside it (``cxx.analyser.covered_targets``); any file in a vendor's folder, on
+            # the folders beside that one (``vendor_folders.folder_scope``)
             from portlint.cxx.analyser import covered_targets
+            from portlint.vendor_folders import scope_key
 
             covered = covered_targets(path)
             if not covered and not _package_facts(path):
                 return None  # most files: nothing beside them answers for a target
-            return content_hash(os.fsencode(repr(sorted(covered))))
+            return content_hash(os.fsencode(repr((sorted(covered), scope_key(path)))))
         folder = path[: path.rfind(os.sep)] or os.sep  # os.path.dirname of an absolute path
         known = self._neighbours.get(folder)
         if known is None:

@@ -256,7 +256,11 @@ def analyse_source(
     analyser = ANALYSERS[language]
     sink = FindingList()
     analyser.load(analyser.analyse)(source, catalog, settings, sink)
-    return sink.findings
+    if language in PYTHON_LANGUAGES or not sink.findings:
+        return sink.findings
+    from portlint.vendor_folders import apply_scope  # Python modules read their folders themselves
+
+    return apply_scope(source.path, sink.findings, catalog)
 
 
 def select_findings(
@@ -325,7 +329,12 @@ def lint_source(
 ) -> FileResult:
     catalog = load_catalog()
     analyser = ANALYSERS[language]
-    if fixing is None and analyser.in_parts and len(source.text) > analyser.part_threshold:
+    if (
+        fixing is None
+        and analyser.in_parts
+        and len(source.text) > analyser.part_threshold
+        and not _in_vendor_folder(source.path, language)
+    ):
         parts = analyser.load(analyser.in_parts)(source, settings, catalog)
         if parts is not None:
             return FileResult(source.path, parts)
@@ -335,6 +344,16 @@ def lint_source(
     if fixing is None:
         return FileResult(source.path, findings)
     return fix_source(source, language, settings, fixing, findings)
+
+
+def _in_vendor_folder(path: str, language: str) -> bool:
+    """A large C++ file whose folders decide who runs it (``vendor_folders``) is analysed whole,
+    as a smaller one is: its findings are folded or narrowed as a file's, not a part's."""
+    if language in PYTHON_LANGUAGES:
+        return False
+    from portlint.vendor_folders import NO_SCOPE, folder_scope
+
+    return folder_scope(path) != NO_SCOPE
 
 
 def fix_source(

@@ -309,17 +309,21 @@ def _registered_backends(tree: ast.Module, words: dict[str, str]) -> list[Backen
 # -- the finding ---------------------------------------------------------------------------------
 
 
-def backend_finding(backend: Backend, path: str, catalog: Catalog, sites: int = 0) -> Finding:
-    """The summary of a backend; ``sites``: for a lone class, how many findings it stands for."""
+def backend_finding(
+    backend: Backend, path: str, catalog: Catalog, sites: int = 0, rocm_runs_cuda: bool = True
+) -> Finding:
+    """The summary of a backend; ``sites``: for a lone class, how many findings it stands for.
+    ``rocm_runs_cuda``: ROCm builds of PyTorch run a CUDA backend written in Python, so ROCm is
+    never missing from one; a folder of CUDA C++ or of NVIDIA images (``vendor_folders``) needs
+    a ROCm sibling of its own."""
     rule = catalog.rules["PRT105"]
     siblings = [t for t in TARGETS if t in backend.siblings]
-    # ROCm builds of PyTorch run the CUDA backend: ROCm is never missing from it.
     missing = [
         t
         for t in TARGETS
         if t not in backend.siblings
         and t != backend.vendor
-        and not (backend.vendor == "cuda" and t == "rocm")
+        and not (rocm_runs_cuda and backend.vendor == "cuda" and t == "rocm")
     ]
     targets: dict[str, Advice] = {}
     for target in TARGETS:
