@@ -1083,6 +1083,9 @@ def only_targets(test: ast.expr, resolve: Resolve, vendors: Vendors) -> frozense
                     return frozenset()
         return None
     if isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], ast.In):
+        named = _named_in(test.left, test.comparators[0], vendors)
+        if named is not None:
+            return named  # ``"npu" in config.vendor``; ``"iluvatar" in ...``: no target's
         return _listed_targets(test.comparators[0], vendors)  # ``dev in ("cuda", "xpu")``
     if isinstance(test, ast.Name | ast.Attribute | ast.Call) and vendors.hosted_only(test):
         return frozenset({"cpu"})  # ``elif in_colab and ...``: NVIDIA, TPU or CPU machines only
@@ -1157,6 +1160,24 @@ def operating_system(test: ast.expr, resolve: Resolve) -> str | None:
     if asked not in SYSTEM_VALUES and asked != "platform.system":
         return None
     return SYSTEM_NAMES.get(right.value.lower())
+
+
+def _named_in(word: ast.expr, name: ast.expr, vendors: Vendors) -> frozenset[str] | None:
+    """``"npu" in config.vendor`` -> npu: a name tested for a vendor's word, as an equality
+    with it is read; empty for a vendor that no portlint target is (``"iluvatar"``, a runtime
+    such as ``"directml"``, or NVIDIA itself), so that only its machines take the arm. None for
+    CUDA's own words and the CPU's, and for a literal on the right (a collection of names, or a
+    text)."""
+    if not (isinstance(word, ast.Constant) and isinstance(word.value, str)):
+        return None
+    if isinstance(name, ast.Tuple | ast.List | ast.Set | ast.Dict | ast.Constant):
+        return None
+    text = word.value.lower()
+    vendor = vendors.words.get(text)
+    if vendor in vendors.markers and vendor != "cpu":
+        return frozenset({vendor})
+    other = vendor is not None and vendor not in ("cuda", "cpu")
+    return frozenset() if other or text in vendors.runtimes or text == "nvidia" else None
 
 
 def _listed_targets(listed: ast.expr, vendors: Vendors) -> frozenset[str] | None:
