@@ -140,9 +140,20 @@ def _module_backend(
             if sibling is not None and sibling != vendor:
                 siblings.add(sibling)
                 siblings.update(also.get(word, ()))
+        elif position == 0 and _vendor_named(parts, words) and _vendor_named(other_parts, words):
+            # nvidia.py beside amd_rocm.py and ascend_npu.py: modules named for their vendor
+            # alone (LightX2V's platform classes), each for its first word's vendor
+            sibling = words[other_parts[0].lower()]
+            if sibling != vendor:
+                siblings.add(sibling)
     if not siblings:
         return None
     return Backend(vendor, "module", filename, frozenset(siblings), Span(1, 0, 1, 0), 1, text_lines)
+
+
+def _vendor_named(parts: list[str], words: dict[str, str]) -> bool:
+    """A module's name made of vendor words alone: ``nvidia``, ``amd_rocm``, ``ascend_npu``."""
+    return all(part.lower() in words for part in parts)
 
 
 # -- classes -------------------------------------------------------------------------------------
