@@ -194,6 +194,9 @@ class Analyser(ast.NodeVisitor):
         self.option_calls: set[int] = set()
         #: ids of the parameter defaults that every call overrides (``_visit_defaults``).
         self.overridden_defaults: set[int] = set()
+        #: ids of the functions defined in a handled ``try`` that the ``try`` also calls
+        #: (``_defined_and_called``): their bodies run under its handler.
+        self.run_in_try: set[int] = set()
         #: ``self`` attributes set True only on the CUDA path of a test, with that test
         #: (``_armed_attribute_flags``).
         self.armed_flags: dict[str, ast.expr] = {}
@@ -625,7 +628,9 @@ class Analyser(ast.NodeVisitor):
         # ``device_id = _get_device_id()`` only ever formatted into a log file's name: what the
         # private helper finds out merely shows differently elsewhere (info)
         only = self._test_targets(node)
-        self.guard = outer.inside(False, frozenset(), only, info=self._only_formatted(node))
+        # a ``try`` around the ``def`` does not run the body, unless it calls the function too
+        body = outer if id(node) in self.run_in_try else outer.in_function()
+        self.guard = body.inside(False, frozenset(), only, info=self._only_formatted(node))
         self.visit_many(node.body)
         self.guard = outer
         self.ctx.resolver.pop()
@@ -2548,7 +2553,8 @@ class Analyser(ast.NodeVisitor):
         handled = any(_handles_failures(handler) for handler in node.handlers)
         if handled:  # ``try: torch.cuda.mem_get_info() except Exception: ...``: info
             outer = self.guard
-            self.guard = outer.inside(False, frozenset(), info=True)
+            self.guard = outer.in_handled_try()
+            self.run_in_try |= _defined_and_called(node.body)
             self.visit_many(node.body)
             self.guard = outer
             self._visit_handlers(node)
@@ -4143,6 +4149,23 @@ CUDA_TEXT = re.compile(r"(?i:cuda|nccl|nvidia)")
 FAILURES = frozenset(
     {"Exception", "BaseException", "RuntimeError", "AssertionError", "AttributeError"}
 )
+
+
+def _defined_and_called(body: list[ast.stmt]) -> set[int]:
+    """The functions defined in a ``try`` body that the body also calls by name (``def
+    run(): ...`` then ``run()``): they run inside the ``try``. Others run later."""
+    called = {
+        node.func.id
+        for statement in body
+        for node in walk(statement)
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
+    }
+    return {
+        id(node)
+        for statement in body
+        for node in walk(statement)
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and node.name in called
+    }
 
 
 def _handles_failures(handler: ast.ExceptHandler) -> bool:

@@ -12,7 +12,7 @@ import ast
 import functools
 import re
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TypeGuard
 
 from portlint.python.backends import WORD, vendor_of
@@ -74,6 +74,11 @@ class Guard:
     #: torch.cuda.is_available(): n = ...`` then ``total / n``): the name. Off CUDA the read
     #: raises (``bindings.unbound_read``).
     unbound: str | None = None
+    #: In the body of a ``try`` whose ``except`` handles the failure (what makes ``info``
+    #: true there), with the ``info`` the node would have outside it: a function defined in
+    #: the ``try`` runs later, where the handler no longer catches anything (``in_function``).
+    handled: bool = False
+    info_unhandled: bool = False
 
     def inside(
         self,
@@ -105,7 +110,21 @@ class Guard:
             min(filter(None, (self.torch_below, torch_below)), default=None),
             behind if behind is not None else self.behind,
             unbound if unbound is not None else self.unbound,
+            self.handled,
+            self.info_unhandled or info,
         )
+
+    def in_handled_try(self) -> Guard:
+        """The body of a ``try`` whose ``except`` handles the failure: info."""
+        unhandled = self.info_unhandled if self.handled else self.info
+        return replace(self, info=True, handled=True, info_unhandled=unhandled)
+
+    def in_function(self) -> Guard:
+        """The body of a function defined here: it runs when called, outside any ``try`` the
+        definition sits in."""
+        if not self.handled:
+            return self
+        return replace(self, info=self.info_unhandled, handled=False)
 
 
 @dataclass
