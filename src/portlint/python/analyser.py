@@ -4153,19 +4153,26 @@ FAILURES = frozenset(
 
 def _defined_and_called(body: list[ast.stmt]) -> set[int]:
     """The functions defined in a ``try`` body that the body also calls by name (``def
-    run(): ...`` then ``run()``): they run inside the ``try``. Others run later."""
+    run(): ...`` then ``run()``), and the methods of a class it builds there (``Probe()``):
+    they may run inside the ``try``. Others run later."""
     called = {
         node.func.id
         for statement in body
         for node in walk(statement)
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
     }
-    return {
-        id(node)
-        for statement in body
-        for node in walk(statement)
-        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and node.name in called
-    }
+    found = set()
+    for statement in body:
+        for node in walk(statement):
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and node.name in called:
+                found.add(id(node))
+            elif isinstance(node, ast.ClassDef) and node.name in called:
+                found.update(
+                    id(method)
+                    for method in node.body
+                    if isinstance(method, ast.FunctionDef | ast.AsyncFunctionDef)
+                )
+    return found
 
 
 def _handles_failures(handler: ast.ExceptHandler) -> bool:
