@@ -363,7 +363,8 @@ def test_cached_include_facts_give_the_same_answer(tmp_path):
 #: fixtures/project/vendor_folders: a benchmark suite with one folder per vendor. NVIDIA's
 #: folder is the CUDA backend (one summary per file instead of its sites), Ascend's config lists
 #: npu alone, Kunlunxin's and MetaX's files none (no portlint target); a CUDA folder beside a
-#: CPU one (one extension's two builds) and a "GPU" folder (any vendor's) keep their sites.
+#: CPU one (one extension's two builds) and a "GPU" folder (any vendor's) keep their sites. A
+#: build file named for a vendor (`requirements-xpu.txt`) is that vendor's too.
 NVIDIA_SIBLINGS = (
     "CUDA backend package `nvidia/`: siblings npu, kunlun, maca;"
     " no backend for rocm, mlu, xpu, mps, cpu"
@@ -372,6 +373,8 @@ VENDOR_FOLDER_FINDINGS = [
     ("vendor_folders/docker/GPU/Dockerfile", 1, "PRT901", ""),
     ("vendor_folders/kernels/cuda/reduce.cu", 2, "PRT704", ""),
     ("vendor_folders/kernels/cuda/reduce.cu", 4, "PRT705", ""),
+    ("vendor_folders/requirements/requirements-gpu.txt", 1, "PRT933", ""),
+    ("vendor_folders/requirements/requirements-xpu.txt", 1, "PRT933", ""),
     ("vendor_folders/toolkits/gemm/ascend/A3/main.sh", 1, "PRT921", ""),
     ("vendor_folders/toolkits/gemm/nvidia/A100/gemm.cu", 1, "PRT105", NVIDIA_SIBLINGS),
     ("vendor_folders/toolkits/gemm/nvidia/A100/main.sh", 1, "PRT105", NVIDIA_SIBLINGS),
@@ -396,6 +399,9 @@ def test_files_of_a_vendors_folder_are_that_vendors():
     assert summaries == VENDOR_FOLDER_FINDINGS
     targets = {f["path"]: sorted(f["targets"]) for f in findings}
     assert targets["vendor_folders/toolkits/gemm/ascend/A3/main.sh"] == ["npu"]
+    # a requirements file named for Intel's XPUs is theirs; one named "gpu" is anybody's
+    assert targets["vendor_folders/requirements/requirements-xpu.txt"] == ["xpu"]
+    assert len(targets["vendor_folders/requirements/requirements-gpu.txt"]) == 6
     assert targets["vendor_folders/toolkits/gemm/nvidia/A100/gemm.cu"] == [
         "cpu",
         "mlu",

@@ -260,7 +260,7 @@ def analyse_source(
         return sink.findings
     from portlint.vendor_folders import apply_scope  # Python modules read their folders themselves
 
-    return apply_scope(source.path, sink.findings, catalog)
+    return apply_scope(source.path, sink.findings, catalog, by_name=language != "cxx")
 
 
 def select_findings(

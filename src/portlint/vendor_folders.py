@@ -11,7 +11,8 @@ vendor's machines: ``toolkits/gemm/nvidia/A100/gemm.cu`` beside ``toolkits/gemm/
   targets with a sibling folder and those without;
 - in a folder named for another vendor (``kunlunxin/``, ``ascend/``) beside other vendors'
   folders, the file is that vendor's: its sites list that vendor's target alone, and none where
-  the vendor is no portlint target.
+  the vendor is no portlint target. So is a build or deployment file named for one
+  (``Dockerfile.rocm``, ``requirements-xpu.txt``: ``named_scope``).
 
 Python modules follow the same folders in ``python.backends`` and ``python.analyser``; this
 module applies them to the findings of every other kind of file. Folder names are matched with
@@ -21,6 +22,7 @@ the words of ``rules/device.toml`` ``[backend.vendors]`` (``python.backend_packa
 from __future__ import annotations
 
 import os
+import re
 from typing import TYPE_CHECKING, NamedTuple
 
 from portlint.model import TARGETS, Span
@@ -53,6 +55,21 @@ class FolderScope(NamedTuple):
 
 
 NO_SCOPE = FolderScope()
+
+
+def named_scope(path: str) -> FolderScope:
+    """What a build or deployment file's own name says of who runs it: ``Dockerfile.rocm``,
+    ``requirements-xpu.txt``, ``Dockerfile.torch2100.vllm.AMD`` are those vendors' (the first
+    word of the name that names a vendor other than CUDA or the CPU; a "GPU" names none)."""
+    words = catalogue_words()
+    for part in re.split(r"[._-]", os.path.basename(path).lower()):
+        vendor = words.get(part)
+        if vendor is None or part in GENERIC_WORDS:
+            continue
+        if vendor in ("cuda", "cpu"):
+            return NO_SCOPE
+        return FolderScope(only=frozenset({vendor}) & frozenset(TARGETS))
+    return NO_SCOPE
 
 
 def folder_scope(path: str) -> FolderScope:
@@ -91,10 +108,16 @@ def scope_key(path: str) -> str:
     return "" if scope.only is None else repr(sorted(scope.only))
 
 
-def apply_scope(path: str, findings: list[Finding], catalog: Catalog) -> list[Finding]:
-    """``findings`` of one file as its folders have them (``folder_scope``). Findings that name
-    no target (a parse error, an unreadable file) always stay."""
+def apply_scope(
+    path: str, findings: list[Finding], catalog: Catalog, by_name: bool = False
+) -> list[Finding]:
+    """``findings`` of one file as its folders have them (``folder_scope``), and, ``by_name``
+    (a build or deployment file), as its own name has them where its folders say nothing
+    (``named_scope``). Findings that name no target (a parse error, an unreadable file) always
+    stay."""
     scope = folder_scope(path)
+    if scope == NO_SCOPE and by_name:
+        scope = named_scope(path)
     if scope.only is not None:
         wanted = tuple(sorted(scope.only))
         narrowed = (finding.for_targets(wanted) for finding in findings)  # untargeted: kept
