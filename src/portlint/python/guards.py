@@ -1087,19 +1087,9 @@ def only_targets(test: ast.expr, resolve: Resolve, vendors: Vendors) -> frozense
             if isinstance(operand, ast.Constant) and isinstance(operand.value, str):
                 # ``if device_name == "npu":``, ``if DEVICE_TYPE == "hip":`` (a vendor word,
                 # as the other comparisons read them)
-                vendor = vendors.words.get(operand.value.lower())
-                if vendor in vendors.markers and vendor != "cpu":
-                    return frozenset({vendor})
-                if operand.value.lower() in vendors.runtimes:
-                    return frozenset()  # ``backend == "directml"``: no portlint target
-                if vendor is not None and vendor not in ("cuda", "cpu"):
-                    # ``vendor_name == "kunlunxin"``, ``device == "hpu"``: another vendor's
-                    # device, which no portlint target is
-                    return frozenset()
-                if operand.value.lower() == "nvidia":
-                    # ``vendor_name == "nvidia"``: the vendor itself, not the "cuda" device type
-                    # that ROCm builds share: NVIDIA's own arm, which no target reaches
-                    return frozenset()
+                named = _word_targets(operand.value, vendors)
+                if named is not None:
+                    return named
         return None
     if isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], ast.In):
         named = _named_in(test.left, test.comparators[0], vendors)
@@ -1182,16 +1172,23 @@ def operating_system(test: ast.expr, resolve: Resolve) -> str | None:
 
 
 def _named_in(word: ast.expr, name: ast.expr, vendors: Vendors) -> frozenset[str] | None:
-    """``"npu" in config.vendor`` -> npu: a name tested for a vendor's word, as an equality
-    with it is read; empty for a vendor that no portlint target is (``"iluvatar"``, a runtime
-    such as ``"directml"``, or NVIDIA itself), so that only its machines take the arm. None for
-    CUDA's own words and the CPU's, and for a literal on the right (a collection of names, or a
-    text)."""
+    """``"npu" in config.vendor`` -> npu: a name tested for a vendor's word, read as an equality
+    with it is (``_word_targets``). None for a literal on the right (a collection of names, or
+    a text)."""
     if not (isinstance(word, ast.Constant) and isinstance(word.value, str)):
         return None
     if isinstance(name, ast.Tuple | ast.List | ast.Set | ast.Dict | ast.Constant):
         return None
-    text = word.value.lower()
+    return _word_targets(word.value, vendors)
+
+
+def _word_targets(word: str, vendors: Vendors) -> frozenset[str] | None:
+    """The targets whose arm a test against a vendor's word selects: that target (``"npu"``,
+    ``"hip"``); none for a runtime that no target is (``"directml"``), for another vendor's
+    device (``"kunlunxin"``, ``"hpu"``), or for NVIDIA by name (``"nvidia"``, not the "cuda"
+    device type that ROCm builds share: NVIDIA's own arm). None for CUDA's own words and the
+    CPU's, and for a word that names no vendor."""
+    text = word.lower()
     vendor = vendors.words.get(text)
     if vendor in vendors.markers and vendor != "cpu":
         return frozenset({vendor})
