@@ -250,6 +250,24 @@ def test_modules_that_load_an_extension_compiled_at_import_have_no_site():
     assert _sites("jit_extensions") == JIT_EXTENSION_FINDINGS
 
 
+#: fixtures/project/held_extensions: each ``ops/setup.py`` builds its extension with a class it
+#: holds in a name. ``deform``'s holds ``CUDAExtension`` where CUDA is there and raises
+#: otherwise, so ``deform_attn_C`` exists only where PyTorch built it with CUDA, and
+#: ``ops/test.py``, a module of the package run as a script from its folder, imports it through
+#: ``functions/`` beside it by the bare name: none of its ``.cuda()`` calls is a site. ``blend``'s
+#: builds with ``CppExtension`` without CUDA: ``blend_C`` loads everywhere, and its test keeps
+#: its finding.
+HELD_EXTENSION_FINDINGS = [
+    ("held_extensions/blend/ops/setup.py", 7, "PRT201", "warning", ["mlu", "mps", "npu", "xpu"]),
+    ("held_extensions/blend/ops/test.py", 4, "PRT102", "error", NOT_ROCM),
+    ("held_extensions/deform/ops/setup.py", 8, "PRT201", "error", ["mlu", "mps", "npu", "xpu"]),
+]
+
+
+def test_an_extension_built_by_a_held_class_that_refuses_elsewhere_loads_only_on_cuda():
+    assert _sites("held_extensions") == HELD_EXTENSION_FINDINGS
+
+
 #: fixtures/project/own_package: the project that holds ``mii/`` imports it in its tests and
 #: examples: that is the project itself, not a CUDA-only package to install (PRT501); what follows
 #: is the project's own code, reported as usual. A package vendored in a folder of its own

@@ -5,13 +5,15 @@ CUDA sources (``fused_kernels/tests/test_fused_kernels.py`` beside
 ROCm: like the code after an import of one (``[extension_modules]`` in rules/packages.toml), its
 tests run only there, and nothing in them is another target's site; the kernels are (PRT7xx).
 
-Found from paths, folder listings and the text of ``setup.py`` (read with a pattern, not parsed),
-so that the cache can tell whether what a file's findings depend on has changed (``facts``)
-without parsing anything.
+Found from paths, folder listings and the text of ``setup.py`` (read with a pattern, and parsed
+only where it holds the class in a name, ``extension = CUDAExtension``), so that the cache can
+tell whether what a file's findings depend on has changed (``facts``) without parsing the
+project's modules.
 """
 
 from __future__ import annotations
 
+import ast
 import functools
 import os
 import re
@@ -87,11 +89,51 @@ def _setup_names(folder: str) -> frozenset[str] | None:
     return cuda_extension_names(text)
 
 
+#: ``extension = CUDAExtension`` on a line of its own: the class held in a name, called later.
+CLASS_HELD = re.compile(r"^[ \t]*\w+[ \t]*=[ \t]*CUDAExtension[ \t]*(?:#.*)?$", re.MULTILINE)
+
+
 def cuda_extension_names(text: str) -> frozenset[str]:
     """The modules a ``setup.py``'s text builds with ``CUDAExtension``, by their dotted names."""
     if "CUDAExtension" not in text:
         return frozenset()
-    return frozenset(match.group(2) for match in CUDA_EXTENSION.finditer(text))
+    found = {match.group(2) for match in CUDA_EXTENSION.finditer(text)}
+    if CLASS_HELD.search(text):
+        found.update(_built_by_held_class(text))
+    return frozenset(found)
+
+
+def _built_by_held_class(text: str) -> set[str]:
+    """The modules built by a name that holds ``CUDAExtension`` in an ``if`` whose other arm
+    refuses to build (Deformable DETR's ops: ``extension = CppExtension``, then ``if
+    torch.cuda.is_available() and CUDA_HOME is not None: extension = CUDAExtension`` ``else:
+    raise NotImplementedError(...)``, then ``extension("MultiScaleDeformableAttention", ...)``).
+    Where the other arm builds with ``CppExtension`` instead, the module exists on every target
+    and none is read."""
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError):
+        return set()
+    holders: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.If) and node.orelse and isinstance(node.orelse[-1], ast.Raise):
+            for statement in node.body:
+                if (
+                    isinstance(statement, ast.Assign)
+                    and isinstance(statement.value, ast.Name)
+                    and statement.value.id == "CUDAExtension"
+                ):
+                    holders.update(t.id for t in statement.targets if isinstance(t, ast.Name))
+    names: set[str] = set()
+    for node in ast.walk(tree):
+        if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)):
+            continue
+        if node.func.id in holders:
+            named = [k.value for k in node.keywords if k.arg == "name"]
+            first = node.args[0] if node.args else (named[0] if named else None)
+            if isinstance(first, ast.Constant) and isinstance(first.value, str):
+                names.add(first.value)
+    return names
 
 
 def facts(path: str) -> str:

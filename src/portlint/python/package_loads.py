@@ -225,7 +225,10 @@ def unloadable(
     script outside any package (``app/t2i/run.py``) also finds the module beside it by its bare
     name (``import utils``: ``app/t2i/utils.py``), as Python does, its own folder coming first
     on the path. Two such scripts may share a name (``run.py`` in two folders): each still
-    cannot load what its own imports cannot."""
+    cannot load what its own imports cannot. A module inside a package whose absolute import
+    names no top-level module of the run, but one beside it (``ops/test.py``: ``from
+    functions.attn import f``, ``ops/functions/``), is run as a script from its folder, and
+    finds that one."""
     choices = choices or {}
     builders = frozenset(builders)
     tops_absent = {package.split(".", 1)[0] for package in absent_on}
@@ -248,6 +251,7 @@ def unloadable(
     # a name that two files of the run share (two projects in one run) is nobody's
     modules = {name: paths[0] for name, paths in by_name.items() if len(paths) == 1}
     beside = _scripts_beside(names)
+    neighbours = _folders(names)
     # path -> target -> (the file that imports the package, the package)
     absent: dict[str, dict[str, tuple[str, str]]] = {}
     importers: dict[str, set[str]] = defaultdict(set)
@@ -267,7 +271,14 @@ def unloadable(
                 for target in absent_on.get(loaded, ()):
                     own.setdefault(target, (path, loaded))
             if top not in tops:
-                continue  # another project's module (torch, numpy)
+                # a module inside a package that imports its neighbour by the bare name is run
+                # as a script from its folder (``ops/test.py``: ``from functions.x import f``)
+                neighbour = neighbours.get(_folder(path), {}).get(top)
+                if neighbour is not None and not spec.startswith(".") and top not in absent_on:
+                    for loaded in neighbour.loads(target_name):
+                        if loaded != path:
+                            importers[loaded].add(path)
+                continue  # else another project's module (torch, numpy)
             for loaded in _with_parents(target_name):
                 if loaded in modules and modules[loaded] != path:
                     importers[modules[loaded]].add(path)
@@ -332,20 +343,29 @@ def _scripts_beside(names: Mapping[str, str]) -> dict[str, dict[str, _Neighbour]
     """Script -> bare module name -> what that name finds in the script's folder, for the files
     outside any package (a dotted name without a dot): a module, or a package's
     ``__init__.py``, among the run's files."""
-    files = {os.path.abspath(path): path for path in names}
-    folders: dict[str, dict[str, _Neighbour]] = defaultdict(dict)
-    for path, name in names.items():
-        if "." in name:
-            continue
-        folder = os.path.dirname(os.path.abspath(path))
-        if path.endswith("__init__.py"):
-            folder = os.path.dirname(folder)
-        folders[folder][name] = _Neighbour(path, files)
+    folders = _folders(names)
     return {
-        path: folders[os.path.dirname(os.path.abspath(path))]
+        path: folders.get(_folder(path), {})
         for path, name in names.items()
         if "." not in name and not path.endswith("__init__.py")
     }
+
+
+def _folders(names: Mapping[str, str]) -> dict[str, dict[str, _Neighbour]]:
+    """Folder -> bare module name -> what that name finds there: a module, or a package's
+    ``__init__.py``, among the run's files (``names``: path -> dotted module name)."""
+    files = {os.path.abspath(path): path for path in names}
+    folders: dict[str, dict[str, _Neighbour]] = defaultdict(dict)
+    for path, name in names.items():
+        folder = _folder(path)
+        if path.endswith("__init__.py"):
+            folder = os.path.dirname(folder)
+        folders[folder][name.rsplit(".", 1)[-1]] = _Neighbour(path, files)
+    return folders
+
+
+def _folder(path: str) -> str:
+    return os.path.dirname(os.path.abspath(path))
 
 
 def _absent_in_every_arm(
