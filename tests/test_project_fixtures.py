@@ -382,12 +382,16 @@ def test_cached_include_facts_give_the_same_answer(tmp_path):
 #: folder is the CUDA backend (one summary per file instead of its sites), Ascend's config lists
 #: npu alone, Kunlunxin's and MetaX's files none (no portlint target); a CUDA folder beside a
 #: CPU one (one extension's two builds) and a "GPU" folder (any vendor's) keep their sites. A
-#: build file named for a vendor (`requirements-xpu.txt`) is that vendor's too.
+#: build file named for a vendor (`requirements-xpu.txt`) or for one of its products
+#: (`config_MI300X_1x8.sh`, an AMD Instinct GPU) is that vendor's too.
 NVIDIA_SIBLINGS = (
     "CUDA backend package `nvidia/`: siblings npu, kunlun, maca;"
     " no backend for rocm, mlu, xpu, mps, cpu"
 )
 VENDOR_FOLDER_FINDINGS = [
+    ("vendor_folders/configs/config_H100_1x8.sh", 1, "PRT921", ""),
+    ("vendor_folders/configs/config_H100_1x8.sh", 2, "PRT922", ""),
+    ("vendor_folders/configs/config_MI300X_1x8.sh", 2, "PRT922", ""),
     ("vendor_folders/docker/GPU/Dockerfile", 1, "PRT901", ""),
     ("vendor_folders/kernels/cuda/reduce.cu", 2, "PRT704", ""),
     ("vendor_folders/kernels/cuda/reduce.cu", 4, "PRT705", ""),
@@ -419,6 +423,9 @@ def test_files_of_a_vendors_folder_are_that_vendors():
     assert targets["vendor_folders/toolkits/gemm/ascend/A3/main.sh"] == ["npu"]
     # a requirements file named for Intel's XPUs is theirs; one named "gpu" is anybody's
     assert targets["vendor_folders/requirements/requirements-xpu.txt"] == ["xpu"]
+    # a launch config named for an AMD Instinct GPU is ROCm's: its NCCL variable is RCCL's, and
+    # nvidia-smi is ROCm's to replace; the one named for NVIDIA's H100 keeps every target
+    assert targets["vendor_folders/configs/config_MI300X_1x8.sh"] == ["rocm"]
     assert len(targets["vendor_folders/requirements/requirements-gpu.txt"]) == 6
     assert targets["vendor_folders/toolkits/gemm/nvidia/A100/gemm.cu"] == [
         "cpu",
