@@ -1788,6 +1788,12 @@ class Analyser(ast.NodeVisitor):
                 # ``if torch.cuda.is_available(): if is_rocm_available(): ... else: import
                 # pynvml``: only NVIDIA reaches the else; the CUDA test above is the site
                 only = frozenset()
+            elif last == 1 and (kept := negated(branches[0].test)) is not None:
+                # ``backend if backend != "hip" else "cuda"``, ``if not is_npu_available(): ...
+                # else: ...``: the other arm of a negated vendor test is that vendor's, which
+                # the first arm, taken everywhere else, does not handle
+                only = only_targets(kept, resolve, self.vendors)
+                covered -= only or frozenset()
             if (
                 isinstance(branch.test, ast.Compare)
                 and isinstance(branch.test.ops[0], ast.Eq | ast.In)
