@@ -250,8 +250,8 @@ def unloadable(
         by_name[name].append(path)
     # a name that two files of the run share (two projects in one run) is nobody's
     modules = {name: paths[0] for name, paths in by_name.items() if len(paths) == 1}
-    beside = _scripts_beside(names)
     neighbours = _folders(names)
+    beside = _scripts_beside(names, neighbours)
     # path -> target -> (the file that imports the package, the package)
     absent: dict[str, dict[str, tuple[str, str]]] = {}
     importers: dict[str, set[str]] = defaultdict(set)
@@ -339,11 +339,12 @@ class _Neighbour(NamedTuple):
         return found
 
 
-def _scripts_beside(names: Mapping[str, str]) -> dict[str, dict[str, _Neighbour]]:
+def _scripts_beside(
+    names: Mapping[str, str], folders: Mapping[str, dict[str, _Neighbour]]
+) -> dict[str, dict[str, _Neighbour]]:
     """Script -> bare module name -> what that name finds in the script's folder, for the files
     outside any package (a dotted name without a dot): a module, or a package's
-    ``__init__.py``, among the run's files."""
-    folders = _folders(names)
+    ``__init__.py``, among the run's files (``folders``: what ``_folders`` finds)."""
     return {
         path: folders.get(_folder(path), {})
         for path, name in names.items()
