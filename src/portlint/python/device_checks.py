@@ -10,7 +10,7 @@ from copy import deepcopy
 from dataclasses import dataclass
 
 from portlint.model import PORTABLE, Advice, Edit, Fix, Severity, Span, Status
-from portlint.python.backends import vendor_words
+from portlint.python.backends import WORD, vendor_words
 from portlint.python.context import Context
 from portlint.python.cuda_tests import in_skip_condition, test_skips
 from portlint.python.fixes import FixBase, _contains
@@ -1191,7 +1191,12 @@ def check_device_type_comparison(node: ast.Compare, ctx: Context) -> None:
         for element in elements:
             if isinstance(element, ast.Constant) and element.value == "cuda":
                 fix = None
-                if ctx.fixes and not names_vendors and element not in typed:
+                if (
+                    ctx.fixes
+                    and not names_vendors
+                    and element not in typed
+                    and not _stored_as_nvidia_probe(node, ctx)
+                ):
                     # (``torch.device("cuda").type`` is left as written: no fix)
                     fix = ctx.fixes.device_type_comparison(node, element)
                 message = 'Device type compared with `"cuda"`'
@@ -1214,6 +1219,21 @@ def check_device_type_comparison(node: ast.Compare, ctx: Context) -> None:
                     severity=severity,
                     behind=behind,
                 )
+
+
+def _stored_as_nvidia_probe(node: ast.Compare, ctx: Context) -> bool:
+    """``IS_NVIDIA = (device_platform == "cuda")``: a test stored in a name that names NVIDIA by
+    name, whose readers take it to hold on NVIDIA alone (``if IS_NVIDIA:
+    torch.cuda.get_device_capability()``). The device-generic test would hold on every
+    accelerator and send the others into NVIDIA's probes: no fix."""
+    parent = ctx.parents.get(id(node))
+    if not (isinstance(parent, ast.Assign) and parent.value is node):
+        return False
+    for target in parent.targets:
+        name = target.id if isinstance(target, ast.Name) else getattr(target, "attr", "")
+        if any(word.lower() == "nvidia" for word in WORD.findall(name)):
+            return True
+    return False
 
 
 def admitted_targets(
