@@ -57,6 +57,21 @@ def choose_fixes(findings: Iterable[Finding], policy: FixPolicy) -> list[Finding
     return chosen
 
 
+def join_fixes(first: Fix | None, second: Fix | None) -> Fix | None:
+    """One fix that makes the edits of both (an edit they share once), or None where they
+    cannot be one: only one of them is there, their applicability or target differs, or their
+    edits overlap."""
+    if first is None or second is None:
+        return None
+    if (first.applicability, first.target) != (second.applicability, second.target):
+        return None
+    edits = tuple(dict.fromkeys((*first.edits, *second.edits)))
+    ranges = [_range(edit) for edit in edits]
+    if any(_overlaps(a, b) for i, a in enumerate(ranges) for b in ranges[i + 1 :]):
+        return None
+    return first._replace(edits=edits)
+
+
 def _range(edit: Edit) -> tuple[tuple[int, int], tuple[int, int]]:
     span = edit.span
     return (span.line, span.column), (span.end_line, span.end_column)

@@ -21,6 +21,7 @@ from typing import TypeGuard
 
 from portlint.catalog import Catalog
 from portlint.config import Settings, version_tuple
+from portlint.fix import join_fixes
 from portlint.model import TARGETS, Finding, SourceFile, Span
 from portlint.python import (
     api_checks,
@@ -32,6 +33,7 @@ from portlint.python import (
     position_params,
     slices,
 )
+from portlint.python.attention_choice import AttentionNames
 from portlint.python.backend_packages import folder_vendor, other_vendor_folder
 from portlint.python.backends import (
     Backend,
@@ -175,6 +177,7 @@ class Analyser(ast.NodeVisitor):
             ctx.catalog.target_facts(), ctx.catalog.table("targets").get("multi_device", {})
         )
         self.feature_words = nvidia_feature_words(ctx.catalog)
+        self.attention = AttentionNames.from_catalog(ctx.catalog)
         #: The module reads the operating system somewhere (``sys.platform``, ``os.name``): only
         #: then are the operands of an ``and`` looked at for it.
         self.reads_system = any(read in ctx.text for read in ("platform", "os.name"))
@@ -211,6 +214,8 @@ class Analyser(ast.NodeVisitor):
         #: variable (``_variable_flags``), found once
         self.variable_flags: dict[int, dict[str, str]] = {}
         self._names_vendor_variable: bool | None = None
+        #: conditional expressions whose test is no CUDA test (``drop_repeated_arms``)
+        self.plain_choices: list[ast.IfExp] = []
         #: the module's functions that do nothing, and its ``x.get(key, default)`` calls
         self._get_calls: tuple[set[str], list[tuple[tuple, ast.expr]]] | None = None
 
@@ -1696,6 +1701,8 @@ class Analyser(ast.NodeVisitor):
             # judged where the name is tested, as for ``use_gpu = torch.cuda.is_available()``
             self.visit(node.test)
             return
+        if cuda_polarity(node.test, self.ctx.qualified_name, self.ctx.cuda_flags) == 0:
+            self.plain_choices.append(node)
         self._visit_branches(ifexp_chain(node), statement=False)
 
     def _visit_branches(self, branches: list[Branch], statement: bool) -> None:
@@ -1854,7 +1861,7 @@ class Analyser(ast.NodeVisitor):
             if tensor_fallback:
                 covered |= {"cpu"}  # a CPU-only machine's tensors are on the CPU: nothing meets
             if (
-                polarity[position] == 1
+                (polarity[position] == 1 or (polarity[position] == -1 and last == 1))
                 and position < last
                 and branches[last].test is None
                 and _same_body(branch, branches[last])
@@ -1862,6 +1869,8 @@ class Analyser(ast.NodeVisitor):
                 # ``if "cuda" in t: n = torch.cuda.device_count() ... else: n =
                 # torch.cuda.device_count()``: the other targets run the same code in the final
                 # ``else``, whose own findings say what happens there; the test decides nothing
+                # (a negated test with only an ``else`` too: ``if "cuda" not in str(d): d =
+                # torch.device(d) else: d = torch.device(d)``)
                 covered |= frozenset(self.vendors.markers)
             has_else = position < last and branches[last].test is None
             if (
@@ -1911,6 +1920,11 @@ class Analyser(ast.NodeVisitor):
                 # dev.startswith("cuda"): if not torch.cuda.is_available(): raise ...`` before
                 # the else arm's own statement (elsewhere only the check is skipped), or ``m =
                 # {"": torch.cuda.current_device()}`` where the else arm says ``m = {"": dev}``
+                covered |= frozenset(self.vendors.markers)
+            if polarity[position] == 1 and self.attention.only_picks_kernel(branch, fallback):
+                # ``"flash_attention_2" if dev.startswith("cuda") else "sdpa"``: the arm only
+                # picks FlashAttention's kernel where flash-attn is built; the others get the
+                # portable one, as they should
                 covered |= frozenset(self.vendors.markers)
             if polarity[position] == 1 and _only_asserts(branch):
                 # ``if device_type == "cuda": assert torch.cuda.is_available()``: a check that
@@ -2686,6 +2700,36 @@ class Analyser(ast.NodeVisitor):
                 for r in reports
                 if not any(a <= getattr(r.node, "lineno", 0) <= b for a, b in spans)
             ]
+
+    def drop_repeated_arms(self) -> None:
+        """``x.cuda() * 2 if large else x.cuda()``, ``torch.cuda.Stream(d) if d is not None else
+        torch.cuda.Stream()``: where a conditional expression that tests no device repeats in its
+        ``else`` what its first arm has (the same rule and message), one edit of the expression
+        fixes both, and the first arm's finding stands for them, with both arms' edits as its
+        fix. Where the two fixes cannot be one (only one arm has a fix, or they differ in
+        applicability), both findings stay: ``--fix`` edits what check mode reports. Run once
+        the walk is over."""
+        reports = self.ctx.reports
+        if not reports or not self.plain_choices:
+            return
+        repeated: set[int] = set()
+        for choice in self.plain_choices:
+            first = {id(n) for n in walk(choice.body)}
+            other = {id(n) for n in walk(choice.orelse)}
+            said = {(r.rule.code, r.message): r for r in reports if id(r.node) in first}
+            for report in reports:
+                twin = said.get((report.rule.code, report.message))
+                if twin is None or id(report.node) not in other:
+                    continue
+                if twin.fix is None and report.fix is None:
+                    repeated.add(id(report))
+                    continue
+                joined = join_fixes(twin.fix, report.fix)
+                if joined is not None:
+                    twin.fix = joined
+                    repeated.add(id(report))
+        if repeated:
+            reports[:] = [r for r in reports if id(r) not in repeated]
 
     def drop_skipped_test_helpers(self, tree: ast.Module) -> None:
         """``_test_alltoall(rank, world_size)`` named only inside tests skipped without CUDA
@@ -4470,6 +4514,7 @@ def _analyse_tree(
     analyser.visit(tree)
     analyser.drop_cuda_path_helpers(tree)
     analyser.drop_skipped_test_helpers(tree)
+    analyser.drop_repeated_arms()
     findings = ctx.findings()
     for backend in found:
         if backend.lone:
