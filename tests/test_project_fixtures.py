@@ -398,8 +398,8 @@ VENDOR_FOLDER_FINDINGS = [
     ("vendor_folders/requirements/requirements-gpu.txt", 1, "PRT933", ""),
     ("vendor_folders/requirements/requirements-xpu.txt", 1, "PRT933", ""),
     ("vendor_folders/toolkits/gemm/ascend/A3/main.sh", 1, "PRT921", ""),
+    # one summary for the backend folder, on its first file: main.sh beside it has sites too
     ("vendor_folders/toolkits/gemm/nvidia/A100/gemm.cu", 1, "PRT105", NVIDIA_SIBLINGS),
-    ("vendor_folders/toolkits/gemm/nvidia/A100/main.sh", 1, "PRT105", NVIDIA_SIBLINGS),
 ]
 
 
@@ -434,6 +434,16 @@ def test_files_of_a_vendors_folder_are_that_vendors():
         "rocm",
         "xpu",
     ]
+
+
+def test_a_backend_folders_file_linted_alone_carries_the_summary():
+    main = "vendor_folders/toolkits/gemm/nvidia/A100/main.sh"
+    status, out, _ = run_cli(
+        main, "--output-format", "json", "--isolated", "--no-cache", cwd=FIXTURES / "project"
+    )
+    assert status == 1
+    found = [(f["path"], f["line"], f["code"], f["message"]) for f in json.loads(out)]
+    assert found == [(main, 1, "PRT105", NVIDIA_SIBLINGS)]
 
 
 def test_a_backend_folder_takes_no_rocm_rename(tmp_path):

@@ -561,12 +561,15 @@ def _lint_paths(
             known = None
         entries.append(Job(path, candidate.language, own, policy, cache is not None, known))
     done = run_jobs([entry for entry in entries if isinstance(entry, Job)], jobs, early)
+    from portlint.vendor_folders import FolderSummaries
+
+    summaries = FolderSummaries()  # one summary per backend folder of C++ or build files
     for entry in entries:
         if isinstance(entry, FileResult):
             yield entry
             continue
         if isinstance(entry, Cached):
-            yield _cached(entry.job, cache)
+            yield summaries.once(_cached(entry.job, cache))
             continue
         job, (result, stamp) = next(done)
         if result is None:
@@ -574,7 +577,7 @@ def _lint_paths(
             result = FileResult(job.path, cache.hit_by_content(job.path, job.settings, stamp))
         elif stamp is not None and cache is not None:
             cache.store(job.path, job.settings, stamp, result.findings)
-        yield result
+        yield summaries.once(result)
 
 
 def _with_layers(

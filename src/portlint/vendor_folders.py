@@ -8,7 +8,8 @@ vendor's machines: ``toolkits/gemm/nvidia/A100/gemm.cu`` beside ``toolkits/gemm/
   the CPU alone: ``csrc/cuda/`` beside ``csrc/cpu/`` is one extension's two builds) and with no
   ``__init__.py`` (a Python package's ``__init__.py`` carries its own summary), the file is that
   vendor's backend: its sites become one PRT105 summary at its first line, which names the
-  targets with a sibling folder and those without;
+  targets with a sibling folder and those without, once per folder in a run (the folder's
+  first file in path order that has sites carries it: ``FolderSummaries``);
 - in a folder named for another vendor (``kunlunxin/``, ``ascend/``) beside other vendors'
   folders, the file is that vendor's: its sites list that vendor's target alone, and none where
   the vendor is no portlint target. So is a build or deployment file named for one
@@ -36,7 +37,10 @@ from portlint.python.backend_packages import (
 
 if TYPE_CHECKING:
     from portlint.catalog import Catalog
-    from portlint.model import Finding
+    from portlint.model import FileResult, Finding
+
+#: The rule of a backend's summary.
+SUMMARY = "PRT105"
 
 #: Vendors whose folders are no other vendor's code: CUDA's and ROCm's are backends, and a
 #: ``cpu/`` folder holds what every machine may run.
@@ -138,3 +142,32 @@ def _summary(package: Package, path: str, catalog: Catalog) -> Finding:
     name = os.path.basename(package.folder) + "/"
     backend = Backend(package.vendor, "package", name, package.siblings, Span(1, 0, 1, 0), 1, 1)
     return backend_finding(backend, path, catalog, rocm_runs_cuda=False)
+
+
+class FolderSummaries:
+    """One summary per backend folder in a run. Each file of such a folder stands for the
+    folder (``apply_scope``), and a run lists its files in path order, so the first of them
+    with sites carries the folder's summary; the same summary on the folder's later files
+    says nothing new and is left out. A file linted alone still carries it."""
+
+    def __init__(self) -> None:
+        self.summarised: set[str] = set()
+
+    def once(self, result: FileResult) -> FileResult:
+        findings = result.findings
+        if not isinstance(findings, tuple) or not any(f.code == SUMMARY for f in findings):
+            return result  # a file read in parts is no backend folder's: its findings stay
+        backend = folder_scope(result.path).backend
+        if backend is None:
+            return result
+        if backend.folder not in self.summarised:
+            self.summarised.add(backend.folder)
+            return result
+        name = os.path.basename(backend.folder) + "/"
+
+        def others(found: tuple[Finding, ...]) -> tuple[Finding, ...]:
+            return tuple(f for f in found if not (f.code == SUMMARY and f.symbol == name))
+
+        return result._replace(
+            findings=others(findings), findings_before_fix=others(result.findings_before_fix)
+        )
