@@ -32,6 +32,7 @@ CUT_IN_FUNCTIONS = {
     "inactive_branches.cu",
     "runtime_driver.hip.cu",
     "libraries.cpp",
+    "nccl_device_api.cu",
     "plain.cpp",
     "runtime_driver.cu",
     "table_bugs.cu",
