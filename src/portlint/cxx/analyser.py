@@ -152,7 +152,7 @@ def make_unit(
         covered=covered_targets(source.path),
         torch_built=torch_built,
         branches=(
-            read_branches(index.lines, guards.get("nvcc_macros", ()))
+            read_branches(index.lines, guards.get("nvcc_macros", ()), guards.get("ide_macros", ()))
             if unit_type is None
             else NO_BRANCHES
         ),

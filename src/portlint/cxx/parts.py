@@ -566,6 +566,8 @@ class WholeText:
     text: str
     #: The macros only NVIDIA's compiler defines (rules/cxx.toml ``[guards] nvcc_macros``).
     nvcc_macros: tuple[str, ...] = ()
+    #: The macros only an editor's code model defines (rules/cxx.toml ``[guards] ide_macros``).
+    ide_macros: tuple[str, ...] = ()
     _found: dict[tuple[bytes, bool], bool] = field(default_factory=dict)
 
     def contains(self, literal: bytes, folded: bool) -> bool:
@@ -583,7 +585,7 @@ class WholeText:
     def branches(self) -> Branches:
         """What the preprocessor leaves out of the file (``preprocessor.Branches``), which only
         the whole file decides."""
-        return read_branches(split_lines(self.text), self.nvcc_macros)
+        return read_branches(split_lines(self.text), self.nvcc_macros, self.ide_macros)
 
 
 @dataclass
@@ -637,7 +639,9 @@ def lint_in_parts(source: SourceFile, settings: Settings, catalog: Catalog) -> F
     for index, piece in enumerate(sorted(context, key=lambda piece: piece.line)):
         by_name.setdefault(piece.name, []).append((index, piece))
     del context
-    whole = WholeText(text, tuple(guards.get("nvcc_macros", ())))
+    whole = WholeText(
+        text, tuple(guards.get("nvcc_macros", ())), tuple(guards.get("ide_macros", ()))
+    )
     found = FindingParts()
     limit = CONTEXT_PARTS * part_size(len(text))
     try:

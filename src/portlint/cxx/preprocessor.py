@@ -73,7 +73,8 @@ class Branches(NamedTuple):
 
     ``inactive``: lines no compiler sees, the branches of ``#if`` groups that the file itself
     decides against (``#if 0``; ``#if NO_FUSION`` after ``#define NO_FUSION 0``; the ``#else``
-    of ``#if 1``), with every line inside them: no finding there.
+    of ``#if 1``; ``#ifdef __CLION_IDE__``, which only an editor defines), with every line inside
+    them: no finding there.
 
     ``hip_skipped``: lines hip-clang does not compile although NVIDIA's compiler may, the
     branches that need one of the macros only nvcc defines (rules/cxx.toml ``[guards]
@@ -96,13 +97,18 @@ class Branches(NamedTuple):
 NO_BRANCHES = Branches([], [])
 
 
-def read_branches(lines: list[str], nvcc_macros: Iterable[str]) -> Branches:
-    """The file's ``Branches``, its macros read once for both."""
+def read_branches(
+    lines: list[str], nvcc_macros: Iterable[str], ide_macros: Iterable[str] = ()
+) -> Branches:
+    """The file's ``Branches``, its macros read once for both. ``ide_macros`` are defined only
+    by an editor's code model, never by a compiler (rules/cxx.toml ``[guards] ide_macros``):
+    undefined for both."""
     defined = _file_macros(lines)
+    never: dict[str, Macro] = {name: (False, None) for name in ide_macros}
     undefined: dict[str, Macro] = {name: (False, None) for name in nvcc_macros}
     return Branches(
-        _regions(_dead_lines(lines, defined, {})),
-        _regions(_dead_lines(lines, defined, undefined)),
+        _regions(_dead_lines(lines, defined, never)),
+        _regions(_dead_lines(lines, defined, never | undefined)),
     )
 
 
