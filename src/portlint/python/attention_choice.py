@@ -64,12 +64,12 @@ class AttentionNames:
 
     def _effects(self, statements: list[ast.AST]) -> list[str]:
         """The statements as text with the attention names made alike; imports and log lines
-        left out, and a ``try`` read as its body (its handler is the fallback CUDA takes when
-        flash-attn is missing)."""
+        left out, and a ``try`` read as its body, ``else`` and ``finally`` (its handler is the
+        fallback CUDA takes when flash-attn is missing)."""
         effects = []
         for statement in statements:
             if isinstance(statement, ast.Try):
-                effects += self._effects(list(statement.body))
+                effects += self._effects([*statement.body, *statement.orelse, *statement.finalbody])
             elif not isinstance(statement, ast.Import | ast.ImportFrom) and not _logs(statement):
                 effects.append(
                     self.constant.sub(f"Constant(value={PLACEHOLDER!r})", ast.dump(statement))
