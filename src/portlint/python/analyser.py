@@ -42,7 +42,7 @@ from portlint.python.backends import (
     nvidia_feature_words,
     vendor_words,
 )
-from portlint.python.context import LOG_CALL, Context
+from portlint.python.context import LOG_CALL, Context, Report, is_call_of, is_log_statement
 from portlint.python.cuda_tests import polarity_of, test_skips
 from portlint.python.environment_checks import read_variable, vendor_variables
 from portlint.python.fix_builder import FixBuilder
@@ -1321,7 +1321,7 @@ class Analyser(ast.NodeVisitor):
             return False
         names = set()
         for statement in branch.body:
-            if _is_log_statement(statement):
+            if is_log_statement(statement):
                 continue  # ``pct = ...`` then ``logger.info(f"... {pct:.1f}%")`` in the arm
             if isinstance(statement, ast.Assign):
                 targets = statement.targets
@@ -2712,14 +2712,20 @@ class Analyser(ast.NodeVisitor):
         reports = self.ctx.reports
         if not reports or not self.plain_choices:
             return
+        at_node: dict[int, list[int]] = collections.defaultdict(list)  # node -> report indices
+        for index, report in enumerate(reports):
+            at_node[id(report.node)].append(index)
+
+        def reports_in(expression: ast.expr) -> list[Report]:
+            found = (i for node in walk(expression) for i in at_node.get(id(node), ()))
+            return [reports[i] for i in sorted(found)]
+
         repeated: set[int] = set()
         for choice in self.plain_choices:
-            first = {id(n) for n in walk(choice.body)}
-            other = {id(n) for n in walk(choice.orelse)}
-            said = {(r.rule.code, r.message): r for r in reports if id(r.node) in first}
-            for report in reports:
+            said = {(r.rule.code, r.message): r for r in reports_in(choice.body)}
+            for report in reports_in(choice.orelse) if said else ():
                 twin = said.get((report.rule.code, report.message))
-                if twin is None or id(report.node) not in other:
+                if twin is None:
                     continue
                 if twin.fix is None and report.fix is None:
                     repeated.add(id(report))
@@ -4311,21 +4317,7 @@ def _only_warns(statements: list[ast.AST]) -> bool:
 
 def _only_calls(branch: Branch, pattern: re.Pattern[str]) -> bool:
     """The branch body only makes calls whose function name matches ``pattern``."""
-    return bool(branch.body) and all(_is_call_of(s, pattern) for s in branch.body)
-
-
-def _is_call_of(statement: ast.AST, pattern: re.Pattern[str]) -> bool:
-    """The statement is a call whose function name matches ``pattern``."""
-    if not (isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Call)):
-        return False
-    func = statement.value.func
-    name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
-    return bool(pattern.search(name))
-
-
-def _is_log_statement(statement: ast.AST) -> bool:
-    """The statement is a print or log call."""
-    return _is_call_of(statement, LOG_CALL)
+    return bool(branch.body) and all(is_call_of(s, pattern) for s in branch.body)
 
 
 def _refines(branch: Branch, after: list[ast.AST]) -> bool:

@@ -24,7 +24,7 @@ import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from portlint.python.context import LOG_CALL
+from portlint.python.context import is_log_statement
 from portlint.python.guards import Branch
 from portlint.python.tree import walk
 
@@ -70,17 +70,10 @@ class AttentionNames:
         for statement in statements:
             if isinstance(statement, ast.Try):
                 effects += self._effects([*statement.body, *statement.orelse, *statement.finalbody])
-            elif not isinstance(statement, ast.Import | ast.ImportFrom) and not _logs(statement):
+            elif not isinstance(statement, ast.Import | ast.ImportFrom) and not is_log_statement(
+                statement
+            ):
                 effects.append(
                     self.constant.sub(f"Constant(value={PLACEHOLDER!r})", ast.dump(statement))
                 )
         return effects
-
-
-def _logs(statement: ast.AST) -> bool:
-    """``print(...)``, ``logger.info(...)``."""
-    if not (isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Call)):
-        return False
-    func = statement.value.func
-    name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
-    return bool(LOG_CALL.search(name))

@@ -70,6 +70,20 @@ PROVIDER_NOTE = "its arm picks ONNX Runtime's CUDA provider: each target needs i
 LOG_CALL = re.compile(r"(?:print|debug|info|warning|warn|log|write)$")
 
 
+def is_call_of(statement: ast.AST, pattern: re.Pattern[str]) -> bool:
+    """The statement is a call whose function name matches ``pattern``."""
+    if not (isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Call)):
+        return False
+    func = statement.value.func
+    name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+    return bool(pattern.search(name))
+
+
+def is_log_statement(statement: ast.AST) -> bool:
+    """The statement is a print or log call (``print(...)``, ``logger.info(...)``)."""
+    return is_call_of(statement, LOG_CALL)
+
+
 @dataclass
 class Report:
     node: ast.AST
