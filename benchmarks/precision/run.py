@@ -335,6 +335,29 @@ def package_inits(gitdir: Path, commit: str, subpaths: list[str]) -> list[str]:
     return [name for name in listed.stdout.splitlines() if name not in subpaths]
 
 
+def absent_files(gitdir: Path, commit: str, paths: list[str]) -> list[str]:
+    """The files under ``paths`` whose content the git directory lacks: a mirror made from a
+    size-limited snapshot leaves out large files (model weights, media), and ``git archive``
+    stops at the first one. They are left out of the checkout."""
+    listed = subprocess.run(
+        ["git", f"--git-dir={gitdir}", "ls-tree", "-r", commit, "--", *paths],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    entries = [line.split("\t", 1) for line in listed.stdout.splitlines()]
+    blobs = [(meta.split()[2], path) for meta, path in entries if meta.split()[1] == "blob"]
+    checked = subprocess.run(
+        ["git", f"--git-dir={gitdir}", "cat-file", "--batch-check=%(objectname)"],
+        input="".join(f"{sha}\n" for sha, _ in blobs),
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    missing = {line.split()[0] for line in checked.stdout.splitlines() if line.endswith(" missing")}
+    return [path for sha, path in blobs if sha in missing]
+
+
 def ensure_checkout(src: Path, mirror: Path | None, pin: Pin) -> Path:
     """The checkout folder of a pin, extracted from the mirror when it is missing."""
     folder = src / pin.folder
@@ -349,6 +372,7 @@ def ensure_checkout(src: Path, mirror: Path | None, pin: Pin) -> Path:
     folder.mkdir(parents=True, exist_ok=True)
     paths = [] if pin.subpaths == (".",) else list(pin.subpaths)
     paths += package_inits(gitdir, pin.commit, paths)
+    paths += [f":(exclude){path}" for path in absent_files(gitdir, pin.commit, paths)]
     with tempfile.TemporaryFile() as archive:
         subprocess.run(
             ["git", f"--git-dir={gitdir}", "archive", pin.commit, *paths],
