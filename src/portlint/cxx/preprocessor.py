@@ -48,6 +48,26 @@ def in_regions(line: int, regions: list[tuple[int, int]]) -> bool:
     return any(first <= line <= last for first, last in regions)
 
 
+def spell_qualifiers(data: bytes, macros: dict[str, str]) -> bytes:
+    """The source with each library macro that stands for CUDA function qualifiers
+    (``CUTLASS_GLOBAL``, ``[qualifier_macros]`` of rules/cxx.toml) written as those qualifiers,
+    padded with spaces to the macro's length so that every offset stays where it was; the
+    ``#define`` and ``#undef`` lines keep their text. A kernel declared ``CUTLASS_GLOBAL void
+    gemm(...)`` is then a ``__global__`` kernel to the parser and every check."""
+    if not macros:
+        return data
+    words = re.compile(rb"\b(" + b"|".join(re.escape(name.encode()) for name in macros) + rb")\b")
+
+    def spelled(match: re.Match[bytes]) -> bytes:
+        line_start = data.rfind(b"\n", 0, match.start()) + 1
+        if data[line_start : match.start()].lstrip().startswith(b"#"):
+            return match.group()
+        name = match.group().decode()
+        return macros[name].encode().ljust(len(name))
+
+    return words.sub(spelled, data)
+
+
 #: A ``#define`` or ``#undef`` line: the macro's name, whether it takes parameters, the rest.
 DEFINITION = re.compile(r"^[ \t]*#[ \t]*(define|undef)[ \t]+(\w+)(\()?(.*)")
 #: A macro value that is a number: ``0``, ``(1)``, ``1u``.
@@ -55,6 +75,9 @@ NUMBER = re.compile(r"\(*[ \t]*(\d+)[uUlL]*[ \t]*\)*")
 #: A token of a condition ``_decided`` reads: ``defined``, logic, comparisons, parentheses, words.
 TOKEN = re.compile(r"[ \t]*(\|\||&&|[<>=!]=|[()!<>]|\w+)")
 COMMENT = re.compile(r"/\*.*?\*/|//.*")
+#: C++'s alternative spellings of the operators a condition reads ([lex.digraph]): DeepGEMM writes
+#: ``#if (defined(__CUDA_ARCH__) and (__CUDA_ARCH__ >= 900)) or defined(__CLION_IDE__)``.
+ALTERNATIVE_TOKENS = {"and": "&&", "or": "||", "not": "!", "not_eq": "!="}
 #: What a macro is where a condition reads it: defined or not, and its number (None: unknown).
 Macro = tuple[bool | None, int | None]
 UNKNOWN: Macro = (None, None)
@@ -86,7 +109,8 @@ class Branches(NamedTuple):
     before the condition and outside any ``#if`` but its include guard, and never undefines it:
     a value set inside a branch, one the build may give (``#ifndef X`` / ``#define X 0``) or one
     an include gives is the build's to decide. A condition that reads anything else (another
-    macro, an operator other than ``!``, ``&&``, ``||`` and comparisons) is undecided where its
+    macro, an operator other than ``!``, ``&&``, ``||`` (or their C++ spellings ``not``, ``and``,
+    ``or``) and comparisons) is undecided where its
     answer depends on it, and so is every later branch of its group. Nothing is left out of a
     file whose ``#if`` groups do not balance (a directive inside a comment)."""
 
@@ -180,7 +204,7 @@ def _decided(keyword: str, condition: str, macro: Callable[[str], Macro]) -> boo
         token = TOKEN.match(text, position)
         if token is None:
             return None  # arithmetic, a character literal: not read
-        tokens.append(token.group(1))
+        tokens.append(ALTERNATIVE_TOKENS.get(token.group(1), token.group(1)))
         position = token.end()
         while position < len(text) and text[position] in " \t":
             position += 1
