@@ -130,12 +130,20 @@ def make_unit(
     inactive itself; ``torch_built``: PyTorch's build compiles it, as the project's includes
     show, ``cxx.includes``)."""
     from portlint.cxx.parsing import parse
-    from portlint.cxx.preprocessor import NO_BRANCHES, hip_guarded_lines, read_branches
+    from portlint.cxx.preprocessor import (
+        NO_BRANCHES,
+        hip_guarded_lines,
+        read_branches,
+        spell_qualifiers,
+    )
     from portlint.cxx.unit import Unit
     from portlint.textindex import LineIndex
 
     # Undecodable bytes were read as lone surrogates; surrogateescape gives the bytes back.
-    data = source.text.encode("utf-8", "surrogateescape")
+    data = spell_qualifiers(
+        source.text.encode("utf-8", "surrogateescape"),
+        catalog.table("cxx").get("qualifier_macros", {}),
+    )
     index = LineIndex(source.text)
     guards = catalog.table("cxx").get("guards", {})
     hip_macros = guards.get("hip_macros", ())
