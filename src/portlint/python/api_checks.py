@@ -55,6 +55,34 @@ def _sets_default(node: ast.AST, ctx: Context) -> bool:
     )
 
 
+def _generic_precision_beside(node: ast.AST, name: str, ctx: Context) -> bool:
+    """``torch.backends.cuda.matmul.allow_tf32 = True`` in a block that also calls
+    ``torch.set_float32_matmul_precision("high")`` (rules/capability.toml
+    ``[generic_matmul_precision]``): the device-generic call already asks every target for TF32
+    matmuls, so the CUDA switch ports nothing."""
+    generic = ctx.catalog.table("capability")["generic_matmul_precision"]
+    assign = ctx.parents.get(id(node))
+    if not (
+        name == generic["switch"]
+        and isinstance(assign, ast.Assign)
+        and node in assign.targets
+        and isinstance(assign.value, ast.Constant)
+        and assign.value.value is True
+    ):
+        return False
+    holder = ctx.parents.get(id(assign))
+    block = next((b for b in statement_blocks(holder) if assign in b), []) if holder else []
+    return any(
+        isinstance(statement, ast.Expr)
+        and isinstance(call := statement.value, ast.Call)
+        and ctx.qualified_name(call.func) == generic["call"]
+        and len(call.args) == 1
+        and isinstance(call.args[0], ast.Constant)
+        and call.args[0].value in generic["allows_tf32"]
+        for statement in block
+    )
+
+
 @functools.cache
 def reduced_precision_switches(catalog: Catalog) -> tuple[frozenset[str], dict[str, Advice]]:
     """The reduced-precision reduction switches of rules/capability.toml, and their advice."""
@@ -76,6 +104,8 @@ def check_torch_name(node: ast.Attribute | ast.Name, name: str, ctx: Context) ->
     elif name == "torch.version.cuda":
         _report_cuda_version(node, ctx)
     elif name in TF32_SWITCHES:
+        if _generic_precision_beside(node, name, ctx):
+            return  # ``allow_tf32 = True`` beside ``torch.set_float32_matmul_precision("high")``
         _report_switch(node, name, ctx, "PRT603", f"`{name}` only affects NVIDIA GPUs")
     elif name in reduced_precision_switches(ctx.catalog)[0]:
         if _sets_default(node, ctx):

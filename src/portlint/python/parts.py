@@ -24,7 +24,9 @@ elsewhere in the file that the analysis reads across statements (its *context*):
   imports end, whether it is a script, a name a fix would define).
 
 Bare expression statements elsewhere in the file (a module-level call) are left out: they bind
-nothing, and they are the bulk of such generated files. Each part's findings are selected,
+nothing, and they are the bulk of such generated files. The one exception is the device-generic
+TF32 call (``torch.set_float32_matmul_precision("high")``), which the check of a TF32 switch
+beside it reads. Each part's findings are selected,
 suppressed and sorted as a file's are, moved back to the file's lines, and kept compressed until
 the file is done (``sink.FindingParts``). So the memory of a run is the file's text, its
 findings compressed (a few bytes each), and one part's analysis. A part after the first that no
@@ -76,6 +78,11 @@ from portlint.python.relevance import CANDIDATE_WORDS, VENDOR_TEXT, WORD
 from portlint.sink import FindingParts
 from portlint.suppress import file_is_suppressed, may_hold_suppressions
 
+#: The device-generic TF32 call (rules/capability.toml ``[generic_matmul_precision]``), by the
+#: last part of its name: a module-level call of it is context.
+GENERIC_PRECISION = (
+    load_catalog().table("capability")["generic_matmul_precision"]["call"].rsplit(".", 1)[-1]
+)
 #: Files up to this many characters are analysed whole unless they hold more than ``DENSE``
 #: candidate words.
 WHOLE_UP_TO = 1_000_000
@@ -351,6 +358,10 @@ class Context:
         # ``parser.add_argument("--device", default="cuda")``: ``args.device`` holds "cuda"
         # wherever it is read (``Analyser._record_attribute``)
         if _adds_argument(statement) and _has_candidate(whole):
+            return whole
+        # ``torch.set_float32_matmul_precision("high")``: the TF32 switch beside it ports
+        # nothing (``api_checks._generic_precision_beside`` reads the module's statements)
+        if isinstance(statement, ast.Expr) and GENERIC_PRECISION in whole:
             return whole
         # a walrus in a bare expression binds a name
         if (
