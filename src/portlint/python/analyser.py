@@ -34,7 +34,11 @@ from portlint.python import (
     slices,
 )
 from portlint.python.attention_choice import AttentionNames
-from portlint.python.backend_packages import folder_vendor, other_vendor_folder
+from portlint.python.backend_packages import (
+    folder_vendor,
+    listed_vendors,
+    other_vendor_folder,
+)
 from portlint.python.backends import (
     Backend,
     backend_finding,
@@ -605,6 +609,7 @@ class Analyser(ast.NodeVisitor):
             or self._cuda_answer(node)
             or self._nvidia_feature_gate(node)
             or self._mocks_cuda(node)
+            or self._registered_for_cuda(node)
         )
         if override or feature or helper or patch or self._is_predicate(node.name):
             # an override of ``.cuda()``: its body is the CUDA implementation, and its
@@ -613,7 +618,8 @@ class Analyser(ast.NodeVisitor):
             # implements a feature only NVIDIA has; ``_check_nvidia_connectivity`` beside
             # ``_check_amd_connectivity`` is the NVIDIA arm of a per-vendor helper; a patch of
             # another library's CUDA module (``gpu_worker.init = patched``) runs where it does;
-            # ``get_cuda_device_capability`` answers a CUDA question, None elsewhere
+            # ``get_cuda_device_capability`` answers a CUDA question, None elsewhere; the kernel
+            # of a custom op registered for ``device_types="cuda"`` runs for CUDA tensors alone
             self.ctx.backend_lines.append((node.lineno, node.end_lineno or node.lineno))
         self._cuda_only_test(node)
         self.visit_many(node.decorator_list)
@@ -693,6 +699,27 @@ class Analyser(ast.NodeVisitor):
         if node.type is not None:
             self.visit(node.type)
         self.visit_many(node.body)
+
+    def _registered_for_cuda(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+        """A decorator registers the function as an operator's kernel for CUDA's device type
+        alone (``@torch.library.custom_op("lib::op", mutates_args=(), device_types="cuda")``;
+        rules/device.toml ``[device.kernel_registrations]``): the dispatcher calls it for CUDA
+        tensors only, so its body is CUDA's implementation."""
+        table = self.ctx.catalog.table("device")["device"]["kernel_registrations"]
+        for decorator in node.decorator_list:
+            if not isinstance(decorator, ast.Call):
+                continue
+            where = table.get(self.ctx.qualified_name(decorator.func) or "")
+            if where is None:
+                continue
+            given = [k.value for k in decorator.keywords if k.arg == where["keyword"]]
+            position = where.get("position")
+            if not given and position is not None and len(decorator.args) > position:
+                given = [decorator.args[position]]
+            listed = listed_vendors(given[0], self.vendors.words, False) if given else []
+            if listed and all(vendor == "cuda" for vendor in listed):
+                return True
+        return False
 
     def _mocks_cuda(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
         """A test that mocks the CUDA API, by a decorator (``@patch("torch.cuda.device_count",
