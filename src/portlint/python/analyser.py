@@ -22,7 +22,7 @@ from typing import TypeGuard
 from portlint.catalog import Catalog
 from portlint.config import Settings, version_tuple
 from portlint.fix import join_fixes
-from portlint.model import TARGETS, Finding, SourceFile, Span
+from portlint.model import TARGETS, Finding, Severity, SourceFile, Span
 from portlint.python import (
     api_checks,
     bindings,
@@ -604,12 +604,13 @@ class Analyser(ast.NodeVisitor):
         lower = node.name.lower()
         feature = any(word in lower for word in self.feature_words)
         helper = self._vendor_helper(node)
+        registration = self._cuda_registration(node)
         patch = (
             self._patches_cuda_module(node)
             or self._cuda_answer(node)
             or self._nvidia_feature_gate(node)
             or self._mocks_cuda(node)
-            or self._registered_for_cuda(node)
+            or registration is not None
         )
         if override or feature or helper or patch or self._is_predicate(node.name):
             # an override of ``.cuda()``: its body is the CUDA implementation, and its
@@ -623,6 +624,14 @@ class Analyser(ast.NodeVisitor):
             self.ctx.backend_lines.append((node.lineno, node.end_lineno or node.lineno))
         self._cuda_only_test(node)
         self.visit_many(node.decorator_list)
+        if registration is not None and self._uses_torch_cuda(node):
+            # the registration decides where a kernel that uses torch.cuda runs, as a CUDA test
+            # would: its site (a kernel that wraps another library is that library's)
+            message = (
+                f"`{node.name}` is registered as an operator's kernel for CUDA alone: "
+                "other devices' tensors find no kernel for the operator"
+            )
+            self.ctx.report(registration, "PRT101", message, severity=Severity.ERROR)
         self._visit_defaults(node)
         # ``-> torch.cuda.Stream``: an annotation runs nothing (info)
         outer = self.guard
@@ -700,11 +709,11 @@ class Analyser(ast.NodeVisitor):
             self.visit(node.type)
         self.visit_many(node.body)
 
-    def _registered_for_cuda(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
-        """A decorator registers the function as an operator's kernel for CUDA's device type
-        alone (``@torch.library.custom_op("lib::op", mutates_args=(), device_types="cuda")``;
-        rules/device.toml ``[device.kernel_registrations]``): the dispatcher calls it for CUDA
-        tensors only, so its body is CUDA's implementation."""
+    def _cuda_registration(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> ast.expr | None:
+        """The device types of a decorator that registers the function as an operator's kernel
+        for CUDA's device type alone (``@torch.library.custom_op("lib::op", mutates_args=(),
+        device_types="cuda")``; rules/device.toml ``[device.kernel_registrations]``), or None:
+        the dispatcher calls it for CUDA tensors only, so its body is CUDA's implementation."""
         table = self.ctx.catalog.table("device")["device"]["kernel_registrations"]
         for decorator in node.decorator_list:
             if not isinstance(decorator, ast.Call):
@@ -718,8 +727,18 @@ class Analyser(ast.NodeVisitor):
                 given = [decorator.args[position]]
             listed = listed_vendors(given[0], self.vendors.words, False) if given else []
             if listed and all(vendor == "cuda" for vendor in listed):
-                return True
-        return False
+                return given[0]
+        return None
+
+    def _uses_torch_cuda(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+        """The function's body names ``torch.cuda`` (``torch.cuda.Stream()``)."""
+        resolve = self.ctx.qualified_name
+        return any(
+            isinstance(inner, ast.Attribute | ast.Name)
+            and (resolve(inner) or "").startswith("torch.cuda")
+            for statement in node.body
+            for inner in walk(statement)
+        )
 
     def _mocks_cuda(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
         """A test that mocks the CUDA API, by a decorator (``@patch("torch.cuda.device_count",
