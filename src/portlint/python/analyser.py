@@ -32,6 +32,7 @@ from portlint.python import (
     package_checks,
     position_params,
     slices,
+    triton_checks,
 )
 from portlint.python.attention_choice import AttentionNames
 from portlint.python.backend_packages import (
@@ -118,6 +119,7 @@ CHECKS: dict[type, tuple[Check, ...]] = {
         environment_checks.check_tool_path,
         package_checks.check_extension_call,
         api_checks.check_profiler_activities,
+        triton_checks.check_inline_asm,
     ),
     ast.Attribute: (device_checks.check_is_cuda, api_checks.check_capability_attribute),
     ast.Compare: (

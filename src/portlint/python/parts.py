@@ -11,8 +11,9 @@ elsewhere in the file that the analysis reads across statements (its *context*):
 
 - imports (they bind the names every line resolves through);
 - assignments, and ``if``/``try``/``with``/``for``/``while``/``match`` blocks, whose lines hold
-  a candidate word, and assignments whose lines name another vendor (device values and vendor
-  flags that later lines use), also as the one statement of a ``try`` (a flag with a fallback);
+  a candidate word (an ``if`` that names NVIDIA too: ``if IS_NVIDIA: softplus = softplus_nv``),
+  and assignments whose lines name another vendor (device values and vendor flags that later
+  lines use), also as the one statement of a ``try`` (a flag with a fallback);
   and every other assignment to a name those assignments bind (a flag given once stands for
   its check, one given again does not);
 - definitions whose lines hold a candidate word, classes named for a vendor, and definitions
@@ -83,6 +84,8 @@ from portlint.suppress import file_is_suppressed, may_hold_suppressions
 GENERIC_PRECISION = (
     load_catalog().table("capability")["generic_matmul_precision"]["call"].rsplit(".", 1)[-1]
 )
+#: An ``if`` that names NVIDIA picks NVIDIA's implementations (``triton_checks``): context.
+NVIDIA_TEXT = re.compile(r"(?i:nvidia)")
 #: Files up to this many characters are analysed whole unless they hold more than ``DENSE``
 #: candidate words.
 WHOLE_UP_TO = 1_000_000
@@ -340,6 +343,8 @@ class Context:
         if isinstance(statement, BLOCKS):
             if _has_candidate(whole) or _imports_in(statement):
                 return whole
+            if isinstance(statement, ast.If) and NVIDIA_TEXT.search(whole):
+                return whole  # ``if IS_NVIDIA: softplus = softplus_nv`` (``triton_checks``)
             if _guarded_flag(statement) and VENDOR_TEXT.search(whole):
                 return whole  # ``try: HAS_MPS = torch.backends.mps.is_available() except ...``
             if is_main_block(statement):

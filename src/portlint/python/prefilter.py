@@ -39,6 +39,7 @@ CANDIDATE_WORDS = (
     "GradScaler",
     "trtexec",
     "trtllm",
+    "inline_asm_elementwise",
 )
 #: Words common in code that no rule matches (``is_flash_attn_available()``, docstrings about
 #: "CUDA", model ids such as "nvidia/mit-b0"): they count only in the shape a rule looks for.

@@ -24,7 +24,7 @@ CANDIDATE_TEXT = re.compile(
     r"cuda|nccl|cudnn|nvcc|cupy|apex|xformers|bitsandbytes|tensorrt|cudf|cuml|cugraph|nvml|NVML"
     r"|NCCL|CUBLAS|NVIDIA_|flash_attn|CUDA(?:_|Extension)|nvidia(?:[._-]|\s+import)|sm_\d"
     r"|cpp_extension|transformer_engine|flashinfer|sageattention|q8_kernels|fbgemm_gpu|ProfilerActivity"
-    r"|GradScaler|mamba_ssm|causal_conv1d|trtexec|trtllm"
+    r"|GradScaler|mamba_ssm|causal_conv1d|trtexec|trtllm|inline_asm_elementwise"
     r"|CUDA[\"']"
 )
 #: The same words, found in one pass (``portlint.wordsearch``; its fallback expressions start
@@ -36,7 +36,7 @@ CANDIDATE_WORDS = WordSet(
         *("tensorrt", "cudf", "cuml", "cugraph", "nvml", "NVML", "NCCL", "CUBLAS", "NVIDIA_"),
         *("flash_attn", "cpp_extension", "transformer_engine", "flashinfer", "ProfilerActivity"),
         *("sageattention", "q8_kernels", "fbgemm_gpu", "GradScaler", "mamba_ssm", "causal_conv1d"),
-        *("trtexec", "trtllm"),
+        *("trtexec", "trtllm", "inline_asm_elementwise"),
     ),
     {
         "CUDA": re.compile(r"CUDA(?:_|Extension|[\"'])"),
