@@ -53,6 +53,7 @@ def test_every_file_of_the_repository_is_recognised():
         "requirements-compiled.txt": "requirements",
         "requirements-cpu.txt": "requirements",
         "requirements-markers.txt": "requirements",
+        "requirements-torch-runtime.txt": "requirements",
         "requirements.txt": "requirements",
         "scripts/install_extras.sh": "shell",
         "scripts/launch": "shell",

@@ -158,13 +158,14 @@ def distribution_rows(catalog: Catalog) -> dict[str, dict[str, Any]]:
 
 def distribution_match(catalog: Catalog, name: str) -> Targets | None:
     """Advice for an NVIDIA-only distribution (normalised name), else None (also for one that
-    installs everywhere, ``installs_everywhere``: NVML's pure-Python bindings)."""
+    installs everywhere, ``installs_everywhere``: NVML's pure-Python bindings; and for one of
+    the CUDA libraries a CUDA build of torch installs with itself, ``comes_with_torch``)."""
     from portlint.python.package_checks import package_advice
 
     wanted = normalise(name)
     for pattern, row in distribution_rows(catalog).items():
         if fnmatch.fnmatchcase(wanted, pattern):
-            if row.get("installs_everywhere"):
+            if row.get("installs_everywhere") or row.get("comes_with_torch"):
                 return None
             if "module" in row:
                 advice = dict(package_advice(catalog)[row["module"]])
