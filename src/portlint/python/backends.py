@@ -62,6 +62,11 @@ def nvidia_feature_words(catalog: Catalog) -> tuple[str, ...]:
     return tuple(word.lower() for word in table.get("words", ()))
 
 
+def names_nvidia(name: str) -> bool:
+    """The name holds the word NVIDIA (``IS_NVIDIA``, ``is_nvidia_blackwell``)."""
+    return any(word.lower() == "nvidia" for word in WORD.findall(name))
+
+
 def vendor_of(name: str, words: dict[str, str]) -> str | None:
     """The vendor a name names, from its first vendor word (``CudaPlatformBase`` -> cuda)."""
     for word in WORD.findall(name):

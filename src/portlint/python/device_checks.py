@@ -10,7 +10,7 @@ from copy import deepcopy
 from dataclasses import dataclass
 
 from portlint.model import PORTABLE, Advice, Edit, Fix, Severity, Span, Status
-from portlint.python.backends import WORD, vendor_words
+from portlint.python.backends import names_nvidia, vendor_words
 from portlint.python.context import Context
 from portlint.python.cuda_tests import in_skip_condition, test_skips
 from portlint.python.fixes import FixBase, _contains
@@ -1231,7 +1231,7 @@ def _stored_as_nvidia_probe(node: ast.Compare, ctx: Context) -> bool:
         return False
     for target in parent.targets:
         name = target.id if isinstance(target, ast.Name) else getattr(target, "attr", "")
-        if any(word.lower() == "nvidia" for word in WORD.findall(name)):
+        if names_nvidia(name):
             return True
     return False
 

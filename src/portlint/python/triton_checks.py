@@ -14,7 +14,7 @@ import functools
 
 from portlint.catalog import Catalog, parse_advice
 from portlint.model import Advice
-from portlint.python.backends import WORD
+from portlint.python.backends import names_nvidia
 from portlint.python.context import Context
 from portlint.python.tree import walk
 
@@ -28,7 +28,11 @@ def inline_asm_calls(catalog: Catalog) -> tuple[frozenset[str], dict[str, Advice
 
 def check_inline_asm(node: ast.Call, ctx: Context) -> None:
     calls, targets = inline_asm_calls(ctx.catalog)
-    name = ctx.qualified_name(node.func)
+    func = node.func
+    called = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+    if not any(call.endswith(f".{called}") for call in calls):
+        return  # most calls: not resolved at all
+    name = ctx.qualified_name(func)
     if name not in calls or _nvidia_only(node, ctx):
         return
     short = name.rsplit(".", 1)[-1]
@@ -43,7 +47,7 @@ def _names_nvidia(test: ast.expr) -> bool:
     """The test reads a name that says NVIDIA (``IS_NVIDIA``, ``is_nvidia_blackwell()``)."""
     for inner in walk(test):
         name = inner.id if isinstance(inner, ast.Name) else getattr(inner, "attr", "")
-        if isinstance(name, str) and any(w.lower() == "nvidia" for w in WORD.findall(name)):
+        if isinstance(name, str) and names_nvidia(name):
             return True
     return False
 
