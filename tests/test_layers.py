@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import pytest
 
-from portlint.python.layers import Finder, Layer, Reach, layers_of
+from portlint.catalog import load_catalog
+from portlint.model import TARGETS
+from portlint.python.import_refusals import catalogue_tests
+from portlint.python.layers import Finder, Layer, Reach, layers_of, valid_facts
 
 TOOLS = {"npu": ["torch_npu.contrib.transfer_to_npu"], "mlu": ["torch_mlu.utils.gpu_migration"]}
-FINDER = Finder(TOOLS, ("rocm", "npu", "mlu", "xpu", "mps", "cpu"))
+FINDER = Finder(TOOLS, TARGETS, catalogue_tests(load_catalog(), TARGETS))
 
 
 @pytest.mark.parametrize(
@@ -68,3 +71,12 @@ def test_a_layer_needs_most_names_given_one_targets_values(tmp_path):
 def test_imports_name_their_top_level_package():
     text = b"import os.path\nfrom . import sibling\nfrom opensora.models import x\n"
     assert FINDER.file_facts(text)[3] == [".", "opensora", "os"]
+
+
+def test_the_facts_of_a_file_say_what_its_top_level_refuses():
+    text = b"import torch\n\nif not torch.cuda.is_available():\n    raise RuntimeError('CUDA')\n"
+    facts = FINDER.file_facts(text)
+    assert facts[7] == ["cpu", "mlu", "mps", "npu", "xpu"]
+    assert facts[8] == ["torch"]  # imported before the refusal
+    assert valid_facts(facts)
+    assert not valid_facts(facts[:8])  # a cache entry of the shape before: read again

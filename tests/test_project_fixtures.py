@@ -161,6 +161,56 @@ def test_the_run_says_which_package_loads_triton():
     ) in _notes("triton_packages")
 
 
+#: fixtures/project/import_refusals: ``distlib/platform.py`` raises at its top level unless the
+#: build is NVIDIA's or AMD's or the machine Ascend's, and ``distlib/__init__.py`` loads it, so
+#: every module of ``distlib`` and the script that imports one (``scripts/bench.py``) list npu
+#: alone; ``distlib/models/utils.py`` refuses npu too, before ``dense.py``, which imports it,
+#: could: its chain's test is the site for npu, and after the chain nothing is left.
+#: ``attnlib/weights.py`` refuses every target but ROCm before it imports ``sage.py``, which
+#: refuses ROCm: its test stays the site, and nothing else in ``attnlib``, nor in
+#: ``scripts/generate.py``, is one. ``settings.py``'s chain tests a setting, not a vendor;
+#: ``scripts/optional.py`` tries the import.
+IMPORT_REFUSAL_FINDINGS = [
+    ("import_refusals/attnlib/weights.py", 3, "PRT201", "error", ["mlu", "mps", "npu", "xpu"]),
+    ("import_refusals/distlib/engine.py", 6, "PRT201", "error", ["npu"]),
+    ("import_refusals/distlib/engine.py", 9, "PRT101", "error", ["npu"]),
+    ("import_refusals/distlib/models/utils.py", 3, "PRT601", "error", ["npu"]),
+    ("import_refusals/distlib/platform.py", 10, "PRT601", "error", ["cpu", "mlu", "mps", "xpu"]),
+    ("import_refusals/distlib/platform.py", 21, "PRT201", "error", ["npu"]),
+    ("import_refusals/scripts/bench.py", 6, "PRT201", "error", ["npu"]),
+    (
+        "import_refusals/scripts/optional.py",
+        9,
+        "PRT201",
+        "error",
+        ["cpu", "mlu", "mps", "npu", "xpu"],
+    ),
+    ("import_refusals/settings.py", 16, "PRT201", "info", ["mlu", "mps", "npu", "xpu"]),
+]
+
+
+def test_a_module_that_refuses_a_target_when_it_loads_refuses_its_importers():
+    assert _sites("import_refusals") == IMPORT_REFUSAL_FINDINGS
+
+
+def test_the_run_says_which_module_refuses():
+    assert (
+        "portlint: package distlib loads distlib.platform (in"
+        " import_refusals/distlib/__init__.py), which refuses cpu, mlu, mps, xpu when it loads:"
+        " its modules list no cpu, mlu, mps, xpu site"
+    ) in _notes("import_refusals")
+
+
+def test_a_module_linted_without_the_refusing_one_keeps_its_targets():
+    assert _sites("import_refusals/distlib/engine.py")[0][-1] == [
+        "cpu",
+        "mlu",
+        "mps",
+        "npu",
+        "xpu",
+    ]
+
+
 def test_a_module_linted_without_its_package_keeps_mps():
     # what the package's __init__.py imports (ops/norm.py) is read among the files of the run
     assert _sites("triton_packages/kernelpkg/generation.py")[0][-1] == [

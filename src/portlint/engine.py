@@ -664,6 +664,7 @@ def _python_layers(
     from portlint.python import layers as found
     from portlint.python import package_loads as loads
     from portlint.python.extension_tests import cuda_extension_names
+    from portlint.python.import_refusals import catalogue_tests
 
     paths = [candidate.path for candidate in ordered if candidate.language == "python"]
     if not paths:
@@ -677,8 +678,9 @@ def _python_layers(
         if b"torch" not in raw:
             return found.imports_only(raw)  # no layer: the catalogue is not needed
         if not finders:
-            tools = load_catalog().table("device").get("backend", {}).get("migration", {})
-            finders.append(found.Finder(tools, TARGETS))
+            catalog = load_catalog()
+            tools = catalog.table("device").get("backend", {}).get("migration", {})
+            finders.append(found.Finder(tools, TARGETS, catalogue_tests(catalog, TARGETS)))
         return finders[0].file_facts(raw)
 
     def facts_of(path: str) -> list | None:
@@ -695,6 +697,7 @@ def _python_layers(
     imports = {path: fact[4] for path, fact in loaded.items()}
     choices = {path: fact[5] for path, fact in loaded.items() if fact[5]}
     unloadable: dict[str, loads.Unloadable] = {}
+    refusers: list[str] = []  # the modules that refuse some targets when they load
     homes: dict[str, frozenset[str]] = {}
     chosen = [arm for chains in choices.values() for chain in chains for arm in chain]
     if loads.imports_third_party([*imports.values(), *chosen]):  # else nothing is absent
@@ -712,7 +715,18 @@ def _python_layers(
         builders = [path for path, fact in loaded.items() if fact[6]]
         for module in loads.builder_names(builders, loaded) if builders else ():
             absent_on.setdefault(module, elsewhere)
-        unloadable = loads.unloadable(imports, absent_on, choices, builders)
+        # the modules whose top level refuses some targets (``import_refusals``): like a
+        # builder, the refusal is their own site, and the modules that load them cannot load
+        refusing = {
+            path: (fact[7], fact[8])
+            for path, fact in loaded.items()
+            if fact[7] and path not in builders
+        }
+        for path, (refused, _) in refusing.items():
+            for module in loads.builder_names([path], loaded):
+                absent_on.setdefault(module, refused)
+                refusers.append(module)
+        unloadable = loads.unloadable(imports, absent_on, choices, builders, refusing)
         packages = catalog.table("packages").get("package", {})
         homes = loads.package_homes(paths, {name.split(".")[0] for name in packages})
     if not layers and not unloadable and not homes:
@@ -720,7 +734,7 @@ def _python_layers(
     if notice is not None:
         for layer, reach in layers.items():
             notice(found.describe(layer, reach))
-        for line in loads.packages_described(unloadable):
+        for line in loads.packages_described(unloadable, refusers):
             notice(line)
     completed: dict[tuple[int, tuple, tuple, tuple], tuple[Settings, Settings]] = {}
 

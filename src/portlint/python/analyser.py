@@ -311,11 +311,41 @@ class Analyser(ast.NodeVisitor):
                 self.guard = self.guard.inside(cuda_path, covered, reach, behind=behind)
             elif isinstance(node, ast.Assert):
                 self._after_assert(node)
+            elif (admitted := self._refusing_vendor_chain(statement)) is not None:
+                # ``if torch.version.cuda: ... elif torch.version.hip: ... else: raise``: only
+                # the targets an arm admits go on
+                self.guard = self.guard.inside(False, frozenset(), admitted)
             elif _after_launch_chain(statement, self.multi_device):
                 # ``if "RANK" in os.environ: ... else: args.distributed = False; return``: what
                 # follows runs with several processes, which a single-device target never has
                 self.guard = self.guard.inside(False, self.multi_device.single)
         self.guard = outer
+
+    def _refusing_vendor_chain(self, statement: ast.AST) -> frozenset[str] | None:
+        """The targets that go on after an ``if``/``elif`` chain of vendor tests whose final
+        ``else`` alone leaves (``if is_cuda(): ... elif is_hip(): ... elif is_ascend(): pass
+        else: raise``): those some arm's test admits (a CUDA test admits ROCm, whose builds
+        pass it). None where the statement is no such chain, or an arm's test is not a vendor
+        test (``if backend == "sdpa": ...``)."""
+        if not (isinstance(statement, ast.If) and statement.orelse):
+            return None
+        branches = if_chain(statement)
+        if len(branches) < 2 or branches[-1].test is not None:
+            return None
+        if not _leaves(branches[-1].body) or any(_leaves(b.body) for b in branches[:-1]):
+            return None
+        resolve, flags = self.ctx.qualified_name, self.ctx.cuda_flags
+        admitted: set[str] = set()
+        for branch in branches[:-1]:
+            assert branch.test is not None
+            if cuda_polarity(branch.test, resolve, flags) == 1:
+                admitted.add("rocm")
+                continue
+            only = only_targets(branch.test, resolve, self.vendors)
+            if only is None:
+                return None
+            admitted |= only
+        return frozenset(admitted)
 
     def _after_assert(self, node: ast.Assert) -> None:
         """``assert torch.cuda.is_available()``: what follows in the block runs only where the

@@ -36,6 +36,7 @@ from collections.abc import Iterable, Mapping
 from stat import S_ISREG
 from typing import Any, NamedTuple
 
+from portlint.python.import_refusals import Tests, refusal_facts
 from portlint.python.package_loads import (
     builds_cuda_at_import,
     import_choices,
@@ -78,8 +79,11 @@ class Layer(NamedTuple):
 class Finder:
     """What each file holds that a layer is made of, and the layers of a set of files."""
 
-    def __init__(self, tools: Mapping[str, Iterable[str]], targets: Iterable[str]) -> None:
+    def __init__(
+        self, tools: Mapping[str, Iterable[str]], targets: Iterable[str], tests: Tests
+    ) -> None:
         self.targets = frozenset(targets)
+        self.tests = tests
         tools = {t: list(names) for t, names in tools.items() if t in self.targets}
         self.importing = migration_imports(tools)
         self.markers = [
@@ -91,8 +95,10 @@ class Finder:
         imported top-level packages (``.`` for a relative import), the modules its unindented
         imports may load (``package_loads.top_imports``), the imports its unindented ``if``
         chains choose between (``package_loads.import_choices``), whether it compiles a CUDA
-        extension when it loads (``package_loads.builds_cuda_at_import``)] of a file's bytes;
-        lists, dictionaries and booleans only (the cache stores them as JSON)."""
+        extension when it loads (``package_loads.builds_cuda_at_import``), the targets its top
+        level refuses and the modules it imports before (``import_refusals.refusal_facts``)] of
+        a file's bytes; lists,
+        dictionaries and booleans only (the cache stores them as JSON)."""
         migrated = []
         if any(marker in raw for marker in self.markers):
             migrated = sorted(
@@ -117,19 +123,24 @@ class Finder:
             top_imports(raw),
             import_choices(raw),
             builds_cuda_at_import(raw),
+            *refusal_facts(raw, self.tests),
         ]
 
 
 def valid_facts(facts: Any) -> bool:
     """Whether ``facts`` has the shape ``Finder.file_facts`` gives (a cache entry may not)."""
-    if not isinstance(facts, list) or len(facts) != 7:
+    if not isinstance(facts, list) or len(facts) != 9:
         return False
-    migrated, names, namespaces, imported, loaded, choices, builds = facts
+    migrated, names, namespaces, imported, loaded, choices, builds, refused, before = facts
+    parts = (migrated, names, imported, loaded, choices, refused, before)
     return (
         isinstance(builds, bool)
-        and all(isinstance(part, list) for part in (migrated, names, imported, loaded, choices))
+        and all(isinstance(part, list) for part in parts)
         and isinstance(namespaces, dict)
-        and all(isinstance(item, str) for item in (*migrated, *names, *imported, *loaded))
+        and all(
+            isinstance(item, str)
+            for item in (*migrated, *names, *imported, *loaded, *refused, *before)
+        )
         and all(isinstance(count, int) for count in namespaces.values())
         and all(
             isinstance(chain, list)
@@ -223,7 +234,17 @@ def imported_packages(raw: bytes) -> list[str]:
 
 def imports_only(raw: bytes) -> list[Any]:
     """``Finder.file_facts`` of a file that does not mention torch: its imports alone."""
-    return [[], [], {}, imported_packages(raw), top_imports(raw), import_choices(raw), False]
+    return [
+        [],
+        [],
+        {},
+        imported_packages(raw),
+        top_imports(raw),
+        import_choices(raw),
+        False,
+        [],
+        [],
+    ]
 
 
 def reached(path: str, facts: list[Any], layers: Mapping[Layer, Reach]) -> tuple[Layer, ...]:

@@ -59,9 +59,9 @@ def top_imports(raw: bytes) -> list[str]:
     ``from a import b, c`` -> ``a``, ``a.b``, ``a.c`` (a name may be a submodule); relative
     ones keep their dots (``from .x import y`` -> ``.x``, ``.x.y``)."""
     found: list[str] = []
-    strings = _long_strings(raw)
+    strings = long_strings(raw)
     for match in TOP_IMPORT.finditer(raw):
-        if strings and _inside(match.start(), strings):
+        if strings and inside_spans(match.start(), strings):
             continue  # an example in a docstring
         found.extend(_loaded(match))
     return sorted(set(found))
@@ -106,9 +106,9 @@ def builds_cuda_at_import(raw: bytes) -> bool:
     if b"cpp_extension" not in raw or b".cu" not in raw:
         return False
     imported = LOAD_IMPORTED.search(raw) is not None
-    strings = _long_strings(raw)
+    strings = long_strings(raw)
     for match in JIT_LOAD.finditer(raw):
-        if strings and _inside(match.start(), strings):
+        if strings and inside_spans(match.start(), strings):
             continue
         if match.group(1) is None and not imported:
             continue  # another ``load`` (json's, a checkpoint loader)
@@ -153,12 +153,12 @@ def import_choices(raw: bytes) -> list[list[list[str]]]:
     kind = b""  # what the chain is: ``if`` or ``try``
     closed = False  # it has its ``else``, or a handler
     depth: int | None = None  # the indentation of the current arm's statements
-    strings = _long_strings(raw)
+    strings = long_strings(raw)
     start = 0
     for line in raw.splitlines(keepends=True):
         at, start = start, start + len(line)
         text = line.split(b"#", 1)[0].rstrip() if b"#" in line else line.rstrip()
-        if not text.strip() or (strings and _inside(at, strings)):
+        if not text.strip() or (strings and inside_spans(at, strings)):
             continue
         indent = len(line) - len(line.lstrip(b" \t"))
         if indent:
@@ -213,13 +213,23 @@ def unloadable(
     absent_on: Mapping[str, Iterable[str]],
     choices: Mapping[str, list[list[list[str]]]] | None = None,
     builders: Iterable[str] = (),
+    refusing: Mapping[str, tuple[Iterable[str], Iterable[str]]] | None = None,
 ) -> dict[str, Unloadable]:
     """Path -> the targets that cannot load it, for the files among ``imports`` (path -> its
     ``top_imports``) that import, or whose packages import, through the project's own modules,
     a package of ``absent_on`` (package -> the targets it is absent on), or whose ``choices``
     (path -> its ``import_choices``) import one in every arm. The ``builders``, modules that
     are in ``absent_on`` because they build a CUDA extension when they load
-    (``builds_cuda_at_import``), are not among them: the build is their site.
+    (``builds_cuda_at_import``), are not among them: the build is their site. Nor are the
+    ``refusing`` modules (path -> the targets their top level refuses: ``import_refusals``)
+    for those targets, where what else refuses them may come later than their own refusal:
+    what they import themselves after it (``attn_weight.py`` refuses at its line 26 and imports
+    a refusing package at line 40; ``refusing``: path -> (the targets, the imports before the
+    refusal)), and what a package above them loads that loads them
+    (``models/__init__.py`` imports ``dense.py``, which refuses npu, but ``dense.py`` first
+    imports ``models/utils.py``, whose own chain refuses npu before). Anything else a package
+    above them loads refuses first (the package's ``__init__.py`` loads ``platform.py``, which
+    refuses cpu, before any module of the package).
 
     A project module is found by its dotted name where one file of the run has that name, and a
     script outside any package (``app/t2i/run.py``) also finds the module beside it by its bare
@@ -231,6 +241,7 @@ def unloadable(
     finds that one."""
     choices = choices or {}
     builders = frozenset(builders)
+    refusing = refusing or {}
     tops_absent = {package.split(".", 1)[0] for package in absent_on}
     specs_seen = [
         *imports.values(),
@@ -304,14 +315,61 @@ def unloadable(
     for path, name in names.items():
         if path in builders:
             continue  # it builds an extension itself: its own sites are where it fails
-        reached: dict[str, tuple[str, str]] = dict(absent.get(path, {}))
+        refused, early = refusing.get(path, ((), ()))
+        own = frozenset(refused)
+        loading = _loaders(path, importers) if own else set()
+        # what it imports after its refusal does not refuse the targets it refuses: its own
+        # refusal is the site there
+        reached = {t: o for t, o in absent.get(path, {}).items() if t not in own}
+        if own:
+            first = _reached_by(early, path, name, modules, absent, absent_on)
+            reached.update((t, o) for t, o in first.items() if t in own)
         for loaded in _with_parents(name)[:-1]:  # the packages above it load first
             package = modules.get(loaded)
             for target, origin in absent.get(package, {}).items() if package else ():
+                if target in own and modules.get(origin[1]) in loading:
+                    continue  # a module the package loads that loads this one first
                 reached.setdefault(target, origin)
         if reached:
             origin, package = sorted(reached.values())[0]
             found[path] = Unloadable(tuple(sorted(reached)), origin, package)
+    return found
+
+
+def _reached_by(
+    specs: Iterable[str],
+    path: str,
+    name: str,
+    modules: Mapping[str, str],
+    absent: Mapping[str, dict[str, tuple[str, str]]],
+    absent_on: Mapping[str, Iterable[str]],
+) -> dict[str, tuple[str, str]]:
+    """Target -> (file, package) for the targets that what the imports ``specs`` of ``path``
+    (module ``name``) load cannot load on: the packages they name, and what the project's
+    modules among them cannot load."""
+    found: dict[str, tuple[str, str]] = {}
+    for spec in specs:
+        target_name = resolve(spec, name, path.endswith("__init__.py"))
+        for loaded in _with_parents(target_name) if target_name else ():
+            for target in absent_on.get(loaded, ()):
+                found.setdefault(target, (path, loaded))
+            module = modules.get(loaded)
+            if module is not None and module != path:
+                for target, origin in absent.get(module, {}).items():
+                    found.setdefault(target, origin)
+    return found
+
+
+def _loaders(path: str, importers: Mapping[str, set[str]]) -> set[str]:
+    """The files whose loading loads ``path`` (``importers``: file -> the files that import it),
+    ``path`` among them."""
+    found = {path}
+    queue = [path]
+    while queue:
+        for importer in importers.get(queue.pop(), ()):
+            if importer not in found:
+                found.add(importer)
+                queue.append(importer)
     return found
 
 
@@ -447,7 +505,7 @@ def own_packages(path: str, homes: Mapping[str, frozenset[str]]) -> tuple[str, .
 LONG_QUOTES = re.compile(rb'"""' + rb"|'''")
 
 
-def _long_strings(raw: bytes) -> list[tuple[int, int]]:
+def long_strings(raw: bytes) -> list[tuple[int, int]]:
     """(start, end) of the text's triple-quoted strings, in order (an unclosed one runs to the
     end): a line inside one is no statement."""
     spans: list[tuple[int, int]] = []
@@ -465,7 +523,7 @@ def _long_strings(raw: bytes) -> list[tuple[int, int]]:
     return spans
 
 
-def _inside(position: int, spans: list[tuple[int, int]]) -> bool:
+def inside_spans(position: int, spans: list[tuple[int, int]]) -> bool:
     """Whether ``position`` falls in one of the ordered, disjoint ``spans``."""
     at = bisect.bisect_right(spans, (position, sys.maxsize)) - 1
     return at >= 0 and spans[at][0] <= position < spans[at][1]
@@ -516,15 +574,23 @@ def imports_third_party(imports: Iterable[list[str]]) -> bool:
     )
 
 
-def packages_described(found: Mapping[str, Unloadable]) -> list[str]:
+def packages_described(found: Mapping[str, Unloadable], refusing: Iterable[str] = ()) -> list[str]:
     """One line per top-level package whose every module cannot load on some targets (its
-    ``__init__.py`` cannot), for the notes of a run."""
+    ``__init__.py`` cannot), for the notes of a run; ``refusing``: the modules among the
+    packages they load that refuse those targets themselves (``import_refusals``)."""
+    refusing = frozenset(refusing)
     lines = []
     for path, (targets, origin, package) in sorted(found.items()):
         name = module_name(path)
         if "." in name or not path.endswith("__init__.py"):
             continue
         on = ", ".join(targets)
+        if package in refusing:
+            lines.append(
+                f"package {name} loads {package} (in {origin}), which refuses {on} when it"
+                f" loads: its modules list no {on} site"
+            )
+            continue
         lines.append(
             f"package {name} imports {package} when it loads (in {origin}), which no {on}"
             f" machine has: its modules list no {on} site"
