@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, NamedTuple
 from portlint.model import TARGETS, Span
 from portlint.python.backend_packages import (
     BACKEND_VENDORS,
+    GENERIC_WORDS,
     Package,
     catalogue_words,
     other_vendor_folder,
@@ -45,10 +46,6 @@ SUMMARY = "PRT105"
 #: Vendors whose folders are no other vendor's code: CUDA's and ROCm's are backends, and a
 #: ``cpu/`` folder holds what every machine may run.
 OWN_VENDORS = frozenset({*BACKEND_VENDORS, "cpu"})
-
-
-#: Words of ``[backend.vendors]`` that do not name one vendor in a folder's name.
-GENERIC_WORDS = frozenset({"gpu"})
 
 
 class FolderScope(NamedTuple):

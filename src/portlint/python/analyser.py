@@ -44,6 +44,7 @@ from portlint.python.backends import (
     Backend,
     backend_finding,
     find_backends,
+    generic_module,
     nvidia_feature_words,
     vendor_words,
 )
@@ -4543,18 +4544,30 @@ def _analyse_tree(
     index: LineIndex,
     catalog: Catalog,
     settings: Settings | None,
+    backends: bool = True,
 ) -> tuple[list[Finding], dict[int, Guard]]:
     """The findings of a parsed module, and the nodes the walk visited (their guards).
-    ``stubs``: the module's definitions left unparsed, parsed if the walk reaches them."""
-    found = find_backends(tree, source.path, source.text.count("\n") + 1, catalog)
-    backends = [backend for backend in found if not backend.lone]
+    ``stubs``: the module's definitions left unparsed, parsed if the walk reaches them;
+    ``backends``: whether the module's CUDA backends are read (or it is read as a plain
+    module)."""
+    found = (
+        find_backends(tree, source.path, source.text.count("\n") + 1, catalog) if backends else []
+    )
+    held = [backend for backend in found if not backend.lone]
     summaries = [
-        backend_finding(backend, source.path, catalog) for backend in backends if backend.summarised
+        backend_finding(backend, source.path, catalog) for backend in held if backend.summarised
     ]
-    if any(backend.kind in ("module", "package") for backend in backends):
+    words = vendor_words(catalog)
+    if summaries and any(generic_module(backend, words) for backend in held):
+        # ``patched_modeling_gpu.py`` beside ``patched_modeling_npu.py``: "GPU" names no one
+        # vendor; with nothing in it that only CUDA runs, it is the module every other target
+        # loads, no CUDA backend (with something, its summary stands for it)
+        plain = _analyse_tree(source, tree, stubs, index, catalog, settings, backends=False)[0]
+        return (summaries if plain else []), {}
+    if any(backend.kind in ("module", "package") for backend in held):
         return summaries, {}  # the whole file is the backend: nothing in it is reported
     ctx = Context(path=source.path, text=source.text, catalog=catalog, index=index)
-    ctx.backend_lines = [(backend.first_line, backend.last_line) for backend in backends]
+    ctx.backend_lines = [(backend.first_line, backend.last_line) for backend in held]
     if settings is not None and settings.cuda_layers:
         ctx.layers = settings.cuda_layers
         ctx.layer_rules = catalog.table("device").get("backend", {}).get("project_layers", {})

@@ -58,6 +58,11 @@ def words_of(vendors: dict[str, list[str]]) -> dict[str, str]:
     return {word: vendor for vendor, words in vendors.items() for word in words}
 
 
+#: Words of ``[backend.vendors]`` that do not name one vendor in a folder's or module's name:
+#: ``docker/GPU/`` beside ``docker/NPU/``, ``patched_modeling_gpu.py`` beside ``..._npu.py``.
+GENERIC_WORDS = frozenset({"gpu"})
+
+
 @functools.cache
 def catalogue_words() -> dict[str, str]:
     """``words_of`` the catalogue's ``[backend.vendors]``, read once per process without

@@ -19,7 +19,13 @@ from dataclasses import dataclass
 
 from portlint.catalog import Catalog
 from portlint.model import PORTABLE, Advice, Finding, Span, Status
-from portlint.python.backend_packages import BACKEND_VENDORS, Package, listed_vendors, package_of
+from portlint.python.backend_packages import (
+    BACKEND_VENDORS,
+    GENERIC_WORDS,
+    Package,
+    listed_vendors,
+    package_of,
+)
 
 #: ``CUDA_Accelerator`` -> CUDA, Accelerator; ``XPUPlatform`` -> XPU, Platform; ``cuda_v2`` -> ...;
 #: ``FastLinearROCm`` -> Fast, Linear, ROCm (AMD's own spelling, kept whole).
@@ -65,6 +71,16 @@ def nvidia_feature_words(catalog: Catalog) -> tuple[str, ...]:
 def names_nvidia(name: str) -> bool:
     """The name holds the word NVIDIA (``IS_NVIDIA``, ``is_nvidia_blackwell``)."""
     return any(word.lower() == "nvidia" for word in WORD.findall(name))
+
+
+def generic_module(backend: Backend, words: dict[str, str]) -> bool:
+    """A module backend named for its vendor by a word that names no one vendor
+    (``patched_modeling_gpu.py`` beside ``patched_modeling_npu.py``)."""
+    if backend.kind != "module":
+        return False
+    parts = os.path.splitext(backend.name)[0].lower().split("_")
+    named = [part for part in parts if words.get(part) in BACKEND_VENDORS]
+    return bool(named) and named[0] in GENERIC_WORDS
 
 
 def vendor_of(name: str, words: dict[str, str]) -> str | None:
