@@ -8,7 +8,7 @@ import re
 
 from portlint.catalog import Catalog
 from portlint.model import PORTABLE, TARGETS, Advice, Severity, Status
-from portlint.python.context import Context
+from portlint.python.context import LOG_CALL, Context
 
 ENVIRON = "os.environ"
 #: Calls whose first argument names an environment variable.
@@ -169,7 +169,7 @@ def _report_variable(
     if row is not None:
         _record_save_or_restore(node, name, within, ctx)
     # a value read only to be printed or logged configures nothing
-    if row is not None and not ctx.in_log_call(within):
+    if row is not None and not ctx.in_log_call(within) and not _only_logged(within, ctx):
         advice, severity = row
         message = f"`{name}` is honoured only by NVIDIA's stack"
         beside = _names_beside(within, ctx)
@@ -179,6 +179,47 @@ def _report_variable(
         }
         behind = ctx.behind_cuda_test(within, ctx.guards.get(id(within)))
         ctx.report(node, "PRT401", message, targets=advice, severity=severity, behind=behind)
+
+
+def _only_logged(within: ast.AST, ctx: Context) -> bool:
+    """``visible = os.environ.get("CUDA_VISIBLE_DEVICES")`` whose every use in its function (or
+    module) is in a print or log call: the value read is only shown. Counted in the scope's
+    text too, since a sliced parse may leave a nested definition that uses the name unparsed."""
+    statement = ctx.parents.get(id(within))
+    if not (
+        isinstance(statement, ast.Assign)
+        and statement.value is within
+        and len(statement.targets) == 1
+        and isinstance(statement.targets[0], ast.Name)
+    ):
+        return False
+    name = statement.targets[0].id
+    scope: ast.AST = statement
+    while (parent := ctx.parents.get(id(scope))) is not None:
+        scope = parent
+        if isinstance(scope, ast.FunctionDef | ast.AsyncFunctionDef):
+            break
+    named = [n for n in ast.walk(scope) if isinstance(n, ast.Name) and n.id == name]
+    uses = [n for n in named if isinstance(n.ctx, ast.Load)]
+    logged = {
+        id(inner)
+        for call in ast.walk(scope)
+        if isinstance(call, ast.Call) and LOG_CALL.search(_called_name(call.func))
+        for given in (*call.args, *(keyword.value for keyword in call.keywords))
+        for inner in ast.walk(given)
+    }
+    if not uses or not all(id(use) in logged for use in uses):
+        return False
+    if isinstance(scope, ast.Module):
+        text = ctx.text
+    else:
+        lines = ctx.text.splitlines()
+        text = "\n".join(lines[scope.lineno - 1 : scope.end_lineno])
+    return len(re.findall(rf"\b{re.escape(name)}\b", text)) == len(named)
+
+
+def _called_name(func: ast.expr) -> str:
+    return func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
 
 
 def _record_save_or_restore(node: ast.AST, name: str, within: ast.AST, ctx: Context) -> None:
