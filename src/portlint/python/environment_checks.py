@@ -182,23 +182,14 @@ def _report_variable(
 
 
 def _only_logged(within: ast.AST, ctx: Context) -> bool:
-    """``visible = os.environ.get("CUDA_VISIBLE_DEVICES")`` whose every use in its function (or
-    module) is in a print or log call: the value read is only shown. Counted in the scope's
-    text too, since a sliced parse may leave a nested definition that uses the name unparsed."""
-    statement = ctx.parents.get(id(within))
-    if not (
-        isinstance(statement, ast.Assign)
-        and statement.value is within
-        and len(statement.targets) == 1
-        and isinstance(statement.targets[0], ast.Name)
-    ):
+    """``visible = os.environ.get("CUDA_VISIBLE_DEVICES")`` whose every use in its function is
+    in a print or log call: the value read is only shown. (At module level another module may
+    import the name.) Counted in the function's text too, as ``Context.stored_unread`` counts,
+    since a sliced parse may leave a nested definition that uses the name unparsed."""
+    name = ctx.assigned_name(within)
+    scope = ctx.function_scope()
+    if name is None or scope is None:
         return False
-    name = statement.targets[0].id
-    scope: ast.AST = statement
-    while (parent := ctx.parents.get(id(scope))) is not None:
-        scope = parent
-        if isinstance(scope, ast.FunctionDef | ast.AsyncFunctionDef):
-            break
     named = [n for n in ast.walk(scope) if isinstance(n, ast.Name) and n.id == name]
     uses = [n for n in named if isinstance(n.ctx, ast.Load)]
     logged = {
@@ -210,12 +201,9 @@ def _only_logged(within: ast.AST, ctx: Context) -> bool:
     }
     if not uses or not all(id(use) in logged for use in uses):
         return False
-    if isinstance(scope, ast.Module):
-        text = ctx.text
-    else:
-        lines = ctx.text.splitlines()
-        text = "\n".join(lines[scope.lineno - 1 : scope.end_lineno])
-    return len(re.findall(rf"\b{re.escape(name)}\b", text)) == len(named)
+    first, last = scope.lineno, scope.end_lineno or scope.lineno
+    body = "\n".join(ctx.index.line(number) for number in range(first, last + 1))
+    return len(re.findall(rf"(?<![\w.]){re.escape(name)}(?!\w)", body)) == len(named)
 
 
 def _called_name(func: ast.expr) -> str:
