@@ -44,11 +44,16 @@ from portlint.python.package_loads import inside_spans, long_strings, top_import
 if TYPE_CHECKING:
     from portlint.catalog import Catalog
 
-#: The start of an unindented statement that may refuse: an ``if`` chain's arms or an ``assert``.
+#: The first bytes of a line that goes on an unindented statement (indented, a comment, an empty
+#: line, a closing bracket).
+CONTINUING = frozenset({b" ", b"\t", b"#", b"\n", b"\r", b")", b"]", b"}", b""})
+#: The start of an arm of an unindented ``if`` chain.
 CHAIN_HEAD = re.compile(rb"(?:if|elif)\b|else[ \t]*:")
-ASSERT_HEAD = re.compile(rb"assert\b")
 #: An indented ``raise`` statement.
 INDENTED_RAISE = re.compile(rb"^[ \t]+raise\b", re.MULTILINE)
+#: An unindented statement that may refuse (an ``if`` chain or an ``assert``), after the newline
+#: before it (the text is searched with one put before its first line).
+STATEMENT_HEAD = re.compile(rb"\n(if|assert)\b")
 #: How many lines an unindented ``assert`` may span.
 ASSERT_LINES = 8
 #: Words of a function's name that make it a predicate (``is_hip``, ``npu_available``).
@@ -106,29 +111,22 @@ def _candidates(raw: bytes) -> Iterable[tuple[int, ast.stmt]]:
     """The unindented ``if`` chains that hold an indented ``raise`` and the unindented
     ``assert`` statements, parsed one by one (a part that does not parse is left out), each
     with the offset of its first line."""
-    lines = raw.splitlines(keepends=True)
-    starts = [0]
-    for line in lines:
-        starts.append(starts[-1] + len(line))
+    starts = [match.start(1) - 1 for match in STATEMENT_HEAD.finditer(b"\n" + raw)]
+    if not starts:
+        return
     strings = long_strings(raw) if b'"""' in raw or b"'''" in raw else []
-    index = 0
-    while index < len(lines):
-        line = lines[index]
-        if strings and inside_spans(starts[index], strings):
-            index += 1  # an example in a docstring
-            continue
-        if ASSERT_HEAD.match(line):
-            for end in range(index + 1, min(index + ASSERT_LINES, len(lines)) + 1):
-                statement = _parsed(b"".join(lines[index:end]))
+    for start in starts:
+        if strings and inside_spans(start, strings):
+            continue  # an example in a docstring
+        lines = _lines_from(raw, start)
+        if raw.startswith(b"assert", start):
+            for end in range(1, min(ASSERT_LINES, len(lines)) + 1):
+                statement = _parsed(b"".join(lines[:end]))
                 if statement is not None:
-                    yield starts[index], statement
+                    yield start, statement
                     break
-            index += 1
             continue
-        if not line.startswith(b"if") or not CHAIN_HEAD.match(line):
-            index += 1
-            continue
-        end = index + 1
+        end = 1
         while end < len(lines):
             following = lines[end]
             indented = following[:1] in (b" ", b"\t")
@@ -138,12 +136,31 @@ def _candidates(raw: bytes) -> Iterable[tuple[int, ast.stmt]]:
             ):
                 break
             end += 1
-        text = b"".join(lines[index:end])
+        text = b"".join(lines[:end])
         if INDENTED_RAISE.search(text):
             statement = _parsed(text)
             if statement is not None:
-                yield starts[index], statement
-        index = end
+                yield start, statement
+
+
+def _lines_from(raw: bytes, start: int) -> list[bytes]:
+    """The lines of ``raw`` from ``start`` up to the next unindented line that starts no arm of
+    an ``if`` chain (a chain's arms, or an ``assert``'s continuation, are among them)."""
+    lines: list[bytes] = []
+    position = start
+    while position < len(raw):
+        newline = raw.find(b"\n", position)
+        end = len(raw) if newline < 0 else newline + 1
+        line = raw[position:end]
+        position = end
+        lines.append(line)
+        if len(lines) > 1 and line[:1] not in CONTINUING and _ends_chain(line):
+            break  # the line that ends it is kept, for the caller's loop to stop at
+    return lines
+
+
+def _ends_chain(line: bytes) -> bool:
+    return not CHAIN_HEAD.match(line) or line.startswith(b"if")
 
 
 def _parsed(text: bytes) -> ast.stmt | None:
