@@ -47,11 +47,13 @@ TOP_IMPORT = re.compile(
 
 class Unloadable(NamedTuple):
     """Targets that cannot load a module, the file whose import makes it so, and the package
-    that file imports."""
+    that file imports (the first of ``reasons``: each file and package, with the targets it
+    makes the module lack)."""
 
     targets: tuple[str, ...]
     origin: str
     package: str
+    reasons: tuple[tuple[str, str, tuple[str, ...]], ...] = ()
 
 
 def top_imports(raw: bytes) -> list[str]:
@@ -331,8 +333,12 @@ def unloadable(
                     continue  # a module the package loads that loads this one first
                 reached.setdefault(target, origin)
         if reached:
-            origin, package = sorted(reached.values())[0]
-            found[path] = Unloadable(tuple(sorted(reached)), origin, package)
+            by_origin: dict[tuple[str, str], list[str]] = defaultdict(list)
+            for target, cause in sorted(reached.items()):
+                by_origin[cause].append(target)
+            reasons = tuple((o, p, tuple(t)) for (o, p), t in sorted(by_origin.items()))
+            origin, package, _ = reasons[0]
+            found[path] = Unloadable(tuple(sorted(reached)), origin, package, reasons)
     return found
 
 
@@ -580,21 +586,25 @@ def packages_described(found: Mapping[str, Unloadable], refusing: Iterable[str] 
     packages they load that refuse those targets themselves (``import_refusals``)."""
     refusing = frozenset(refusing)
     lines = []
-    for path, (targets, origin, package) in sorted(found.items()):
+    for path, unloadable in sorted(found.items()):
         name = module_name(path)
         if "." in name or not path.endswith("__init__.py"):
             continue
-        on = ", ".join(targets)
-        if package in refusing:
-            lines.append(
-                f"package {name} loads {package} (in {origin}), which refuses {on} when it"
-                f" loads: its modules list no {on} site"
-            )
-            continue
-        lines.append(
-            f"package {name} imports {package} when it loads (in {origin}), which no {on}"
-            f" machine has: its modules list no {on} site"
+        reasons = unloadable.reasons or (
+            (unloadable.origin, unloadable.package, unloadable.targets),
         )
+        for origin, package, targets in reasons:
+            on = ", ".join(targets)
+            if package in refusing:
+                lines.append(
+                    f"package {name} loads {package} (in {origin}), which refuses {on} when it"
+                    f" loads: its modules list no {on} site"
+                )
+                continue
+            lines.append(
+                f"package {name} imports {package} when it loads (in {origin}), which no {on}"
+                f" machine has: its modules list no {on} site"
+            )
     return lines
 
 
