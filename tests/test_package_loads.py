@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 from portlint.python.package_loads import (
+    Unloadable,
     builds_cuda_at_import,
     import_choices,
     package_inits,
+    packages_described,
     resolve,
     top_imports,
     unloadable,
@@ -161,7 +163,10 @@ def test_a_module_that_imports_an_absent_package_in_every_arm_cannot_load(tmp_pa
     found = unloadable({str(p): imports for p, imports in files.items()}, absent_on, choices)
     assert sorted(found) == sorted(str(p) for p in files)
     interface = found[str(package / "interface.py")]
-    assert interface == (("cpu", "npu"), str(package / "interface.py"), "aiter or pkg_cuda")
+    assert interface[:3] == (("cpu", "npu"), str(package / "interface.py"), "aiter or pkg_cuda")
+    assert interface.reasons == (
+        (str(package / "interface.py"), "aiter or pkg_cuda", ("cpu", "npu")),
+    )
     # ``either.py`` is inside the package, whose __init__ loads interface.py
     assert found[str(package / "either.py")].targets == ("cpu", "npu")
     # alone, its own choice keeps every target: numpy is everywhere
@@ -214,3 +219,23 @@ def test_a_module_builds_a_cuda_extension_at_import_only_with_cuda_sources_at_it
     assert not builds_cuda_at_import(build.replace(b"'a.cu'", b"'a.cpp'"))  # a C++ extension
     assert not builds_cuda_at_import(build.replace(b"_C = load", b"def f():\n    return load"))
     assert not builds_cuda_at_import(b"from json import load\ncpp_extension = load(open('k.cu'))\n")
+
+
+def test_a_package_note_gives_each_reason_its_own_targets(tmp_path):
+    init = tmp_path / "pkg" / "__init__.py"
+    init.parent.mkdir()
+    init.touch()
+    found = {
+        str(init): Unloadable(
+            ("cpu", "mlu", "mps"),
+            str(init),
+            "triton",
+            ((str(init), "triton", ("mps",)), ("pkg/ops.py", "pkg.platform", ("cpu", "mlu"))),
+        )
+    }
+    assert packages_described(found, refusing=["pkg.platform"]) == [
+        f"package pkg imports triton when it loads (in {init}), which no mps machine has:"
+        " its modules list no mps site",
+        "package pkg loads pkg.platform (in pkg/ops.py), which refuses cpu, mlu when it loads:"
+        " its modules list no cpu, mlu site",
+    ]
