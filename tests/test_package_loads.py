@@ -234,8 +234,7 @@ def test_a_package_note_gives_each_reason_its_own_targets(tmp_path):
         )
     }
     assert packages_described(found, refusing=["pkg.platform"]) == [
-        f"package pkg imports triton when it loads (in {init}), which no mps machine has:"
-        " its modules list no mps site",
-        "package pkg loads pkg.platform (in pkg/ops.py), which refuses cpu, mlu when it loads:"
-        " its modules list no cpu, mlu site",
+        f"package pkg imports triton when it loads (in {init}), which no mps machine has, and"
+        " loads pkg.platform (in pkg/ops.py), which refuses cpu, mlu when it loads: its modules"
+        " list no cpu, mlu, mps site",
     ]

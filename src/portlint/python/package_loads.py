@@ -593,18 +593,17 @@ def packages_described(found: Mapping[str, Unloadable], refusing: Iterable[str] 
         reasons = unloadable.reasons or (
             (unloadable.origin, unloadable.package, unloadable.targets),
         )
+        clauses = []
         for origin, package, targets in reasons:
             on = ", ".join(targets)
             if package in refusing:
-                lines.append(
-                    f"package {name} loads {package} (in {origin}), which refuses {on} when it"
-                    f" loads: its modules list no {on} site"
+                clauses.append(f"loads {package} (in {origin}), which refuses {on} when it loads")
+            else:
+                clauses.append(
+                    f"imports {package} when it loads (in {origin}), which no {on} machine has"
                 )
-                continue
-            lines.append(
-                f"package {name} imports {package} when it loads (in {origin}), which no {on}"
-                f" machine has: its modules list no {on} site"
-            )
+        every = ", ".join(unloadable.targets)
+        lines.append(f"package {name} {', and '.join(clauses)}: its modules list no {every} site")
     return lines
 
 
