@@ -106,7 +106,8 @@ def check_image_reference(rep: Reporter, word: Word) -> None:
 def check_arch_flags(
     rep: Reporter, word: Word, preceding: Word | None, following: Word | None
 ) -> None:
-    """PRT923 for nvcc architecture flags, alone or inside a longer word ("-O3 -arch=sm_80")."""
+    """PRT923 for nvcc architecture flags, alone or inside a longer word ("-O3 -arch=sm_80"):
+    one finding per word, at its first flag (one string of six ``-gencode=`` flags is one edit)."""
     table = deploy_table(rep.catalog)["nvcc_flags"]
     value = compiled(table["value"])
     tokens = [(m.group(), m.start(), m.end()) for m in re.finditer(r"\S+", word.text)]
@@ -114,6 +115,7 @@ def check_arch_flags(
         return
     after = [t[0] for t in tokens[1:]] + [following.text if following else ""]
     previous = preceding.text if preceding else ""
+    flags: list[tuple[str, int, int]] = []
     for (token, start, end), next_token in zip(tokens, after, strict=True):
         flag, _, attached = token.partition("=")
         if flag in table["always"]:
@@ -123,9 +125,16 @@ def check_arch_flags(
         else:  # a bare "arch=compute_80,code=sm_80" belongs to a -gencode before it
             found = previous not in table["always"] and compiled(table["code_spec"]).match(token)
         if found:
-            message = f"`{token}` names NVIDIA GPU architectures"
-            rep.add("PRT923", word.part(start, end), message)
+            flags.append((token, start, end))
         previous = flag
+    if not flags:
+        return
+    token, start, end = flags[0]
+    message = f"`{token}` names NVIDIA GPU architectures"
+    if len(flags) > 1:
+        more = f"{len(flags) - 1} more flag" + ("s" if len(flags) > 2 else "")
+        message = f"`{token}` and {more} in this argument name NVIDIA GPU architectures"
+    rep.add("PRT923", word.part(start, end), message)
 
 
 def check_container_cli(rep: Reporter, words: list[Word]) -> None:
