@@ -132,3 +132,7 @@ def test_conditions_are_read_with_three_answers():
         ["#if !defined(__CUDA_ARCH__) || X", "a", "#else", "b", "#endif"], nvcc
     ) == [(4, 4)]
     assert hip_skipped_lines(["#if __CUDACC_VER_MAJOR__ >= 11", "a", "#endif"], nvcc) == [(2, 2)]
+    # a directive continued on the next line is read whole, and its second line is no branch's
+    continued = ["#if !defined(MUSA) && defined(__CUDA_ARCH__) && \\", "  (X >= 9)", "a", "#endif"]
+    assert hip_skipped_lines(continued, nvcc) == [(3, 3)]
+    assert inactive_lines(["#if ONE && \\", "    0", "a", "#endif"]) == [(3, 3)]

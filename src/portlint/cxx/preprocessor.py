@@ -7,7 +7,7 @@ whole declarations or statements, and ported code splits statements across branc
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import NamedTuple
 
@@ -167,9 +167,10 @@ def _dead_lines(
 
         return macro
 
-    for number, line in enumerate(lines, start=1):
+    for number, line, continued in _logical_lines(lines):
         match = DIRECTIVE.match(line) if "#" in line else None
         keyword = match.group(1) if match else None
+        before = len(dead)
         if keyword in OPENERS:
             dead.append(any(group.dead for group in groups))
             value = _decided(keyword, match.group(2), macro_at(number))
@@ -190,7 +191,24 @@ def _dead_lines(
             else:
                 value = _decided(keyword, match.group(2), macro_at(number))
                 group.dead, group.taken = value is False, value is True
+        dead += dead[before:] * continued  # a directive's continuation lines are the directive
     return [False] * len(lines) if groups else dead  # an #if without its #endif
+
+
+def _logical_lines(lines: list[str]) -> Iterator[tuple[int, str, int]]:
+    """(line number, text, how many lines continue it): a directive that ends with a backslash
+    goes on in the next line (``#if !defined(X) && \\`` / ``(__CUDA_ARCH__ >= 900)``), read as one
+    line; any other line is itself."""
+    number = 0
+    while number < len(lines):
+        line = lines[number]
+        continued = 0
+        if "#" in line and DIRECTIVE.match(line):
+            while line.rstrip(" \t").endswith("\\") and number + continued + 1 < len(lines):
+                continued += 1
+                line = line.rstrip(" \t")[:-1] + " " + lines[number + continued]
+        yield number + 1, line, continued
+        number += continued + 1
 
 
 def _decided(keyword: str, condition: str, macro: Callable[[str], Macro]) -> bool | None:
