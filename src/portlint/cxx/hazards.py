@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from tree_sitter import Node
 
 from portlint.cxx.api_sites import is_torch_extension
+from portlint.cxx.arch_arms import needs_no_port
 from portlint.cxx.kernels import Kernel
 from portlint.cxx.unit import Unit
 from portlint.model import Severity
@@ -486,7 +487,7 @@ def find_cuda_arch_tests(unit: Unit, seen: set[int]) -> None:
         if root.start_byte in seen or any(m in text for m in hip_macros):
             continue
         seen.add(root.start_byte)
-        if HOST_OR_ARCH.search(text):
+        if HOST_OR_ARCH.search(text) or (node.type != "preproc_arg" and needs_no_port(unit, root)):
             continue
         if compared:
             message = (

@@ -1,0 +1,179 @@
+"""The two arms of a ``#if __CUDA_ARCH__ ...`` group, for PRT804: the one hip-clang skips (it
+does not define ``__CUDA_ARCH__``) and the one it compiles, and whether the choice between them
+leaves ROCm anything to port.
+
+It does not where
+
+- the arm hip-clang skips only refuses (``#if __CUDA_ARCH__ < 800`` / ``trap_unsupported_arch();``):
+  AMD GPUs run the code as NVIDIA's newer GPUs do;
+- the arm hip-clang compiles only refuses, saying that the code is for an NVIDIA architecture
+  (``DG_DEVICE_ASSERT(false and "This kernel only support sm_90a")``), or guarding inline PTX: the
+  project's own answer for every GPU without that architecture, AMD's included;
+- inside a function, the arm hip-clang skips is inline PTX and the one it compiles is code of the
+  project's without any: AMD GPUs take that generic code, as NVIDIA's older GPUs do. (With no
+  ``#else`` they would take nothing in the PTX's place: that stays a finding.)
+
+The words that make a statement a refusal are data (rules/cxx_hazards.toml ``[arch_tests]``).
+"""
+
+from __future__ import annotations
+
+import re
+
+from tree_sitter import Node
+
+from portlint.cxx.unit import Unit
+
+GROUPS = frozenset({"preproc_if", "preproc_ifdef", "preproc_elif"})
+#: A directive's text, through the lines a backslash continues it on.
+DIRECTIVE_LINE = re.compile(rb"(?:\\[ \t]*\r?\n|[^\n])*")
+ASM = re.compile(
+    r"(?<![A-Za-z0-9_])(?:asm|__asm__|__asm)(?![A-Za-z0-9_])\s*(?:volatile|__volatile__)?\s*\("
+)
+TRAP_ASM = re.compile(r"(?<![A-Za-z0-9_])(?:asm|__asm__|__asm)\b[^;]*\"\s*trap\s*;")
+#: Nodes that are no statement of an arm.
+IGNORED = frozenset({"comment", "{", "}", ";"})
+
+
+def needs_no_port(unit: Unit, condition: Node) -> bool:
+    """Whether the ``#if``/``#elif``/``#ifdef`` whose condition is ``condition`` leaves ROCm
+    nothing to port (the module docstring's three cases)."""
+    arms = _arms(unit, condition)
+    if arms is None:
+        return False
+    skipped, compiled = arms
+    table = unit.catalog.table("cxx_hazards").get("arch_tests", {})
+    words = tuple(word.lower() for word in table.get("refusal_words", ()))
+    reporting = frozenset(table.get("reporting_calls", ()))
+    if _only_refuses(unit, skipped, words, reporting):
+        return True
+    skipped_text = "".join(unit.text(node) for node in skipped)
+    compiled_text = "".join(unit.text(node) for node in compiled)
+    names_arch = re.compile(table.get("nvidia_architecture", r"(?!)"))
+    if _only_refuses(unit, compiled, words, reporting) and (
+        ASM.search(skipped_text) or names_arch.search(compiled_text)
+    ):
+        return True
+    return (
+        _in_function(condition)
+        and bool(compiled)
+        and ASM.search(skipped_text) is not None
+        and ASM.search(compiled_text) is None
+    )
+
+
+def _arms(unit: Unit, condition: Node) -> tuple[list[Node], list[Node]] | None:
+    """(the code of the arms hip-clang skips, the code of the arm it compiles), for a group
+    whose arm ``condition`` opens is skipped; later ``#elif`` arms it skips too join the first.
+    None where hip-clang compiles the arm, or where the skipping is not known."""
+    group = _group_of(unit, condition)
+    if group is None:
+        return None
+    skipped: list[Node] = []
+    current: Node | None = group
+    while current is not None and current.type in GROUPS:
+        code = _code(unit, current)
+        if not _is_skipped(unit, current, code):
+            if current is group:
+                return None
+            return skipped, code
+        skipped += code
+        current = current.child_by_field_name("alternative")
+    if current is None:
+        return skipped, []
+    return skipped, _code(unit, current)  # the #else
+
+
+def _group_of(unit: Unit, condition: Node) -> Node | None:
+    """The ``#if``/``#elif``/``#ifdef`` whose directive holds ``condition`` (its condition, or a
+    part of one that tree-sitter did not read whole)."""
+    group = condition.parent
+    while group is not None and group.type not in GROUPS:
+        if group.type in ("compound_statement", "translation_unit"):
+            return None
+        group = group.parent
+    if group is None or condition.start_byte > _directive_end(unit, group):
+        return None
+    return group
+
+
+def _directive_end(unit: Unit, group: Node) -> int:
+    directive = DIRECTIVE_LINE.match(unit.data, group.start_byte)
+    return directive.end() if directive is not None else group.start_byte
+
+
+def _code(unit: Unit, group: Node) -> list[Node]:
+    """The statements or declarations of one arm (a group node's own children, or an #else's),
+    after its directive's line and the lines that continue it (tree-sitter reads ``#if defined(X)
+    and (Y)`` as more than one node)."""
+    end = _directive_end(unit, group)
+    alternative = group.child_by_field_name("alternative")
+    return [
+        child
+        for child in group.named_children
+        if child.start_byte > end and (alternative is None or child.id != alternative.id)
+    ]
+
+
+def _is_skipped(unit: Unit, group: Node, code: list[Node]) -> bool:
+    """Whether hip-clang skips the arm: its first line of code, or the line after its directive
+    where it has none."""
+    if code:
+        line = code[0].start_point[0] + 1
+    else:
+        head = group.child_by_field_name("condition") or group.child_by_field_name("name")
+        line = (head.end_point[0] if head is not None else group.start_point[0]) + 2
+    return unit.is_hip_skipped(line)
+
+
+def _only_refuses(
+    unit: Unit, nodes: list[Node], words: tuple[str, ...], reporting: frozenset[str]
+) -> bool:
+    """The arm holds a refusal (an assert, a trap) and nothing else but messages."""
+    kinds = [_refusal(unit, node, words, reporting) for node in nodes if node.type not in IGNORED]
+    return bool(kinds) and None not in kinds and any(kinds)
+
+
+def _refusal(
+    unit: Unit, node: Node, words: tuple[str, ...], reporting: frozenset[str]
+) -> bool | None:
+    """True for a refusal, False for a message (``printf``) or a ``return``, None for anything
+    else."""
+    if node.type == "static_assert_declaration":
+        return True
+    if node.type == "compound_statement":
+        kinds = [
+            _refusal(unit, child, words, reporting)
+            for child in node.named_children
+            if child.type not in IGNORED
+        ]
+        return None if None in kinds else any(kinds)
+    if node.type == "if_statement":
+        body = node.child_by_field_name("consequence")
+        if node.child_by_field_name("alternative") is not None or body is None:
+            return None
+        return _refusal(unit, body, words, reporting)
+    if node.type in ("return_statement", "break_statement"):
+        return False  # leaving after the refusal
+    if node.type != "expression_statement":
+        return None
+    text = unit.text(node)
+    if TRAP_ASM.search(text):
+        return True
+    call = node.named_children[0] if node.named_children else None
+    if call is None or call.type != "call_expression":
+        return None
+    function = call.child_by_field_name("function")
+    name = unit.text(function).rsplit("::", 1)[-1].strip() if function is not None else ""
+    if any(word in name.lower() for word in words):
+        return True
+    return False if name in reporting else None
+
+
+def _in_function(node: Node) -> bool:
+    current = node.parent
+    while current is not None:
+        if current.type == "function_definition":
+            return True
+        current = current.parent
+    return False
