@@ -5,7 +5,9 @@ leaves ROCm anything to port.
 It does not where
 
 - the arm hip-clang skips only refuses (``#if __CUDA_ARCH__ < 800`` / ``trap_unsupported_arch();``):
-  AMD GPUs run the code as NVIDIA's newer GPUs do;
+  AMD GPUs run the code as NVIDIA's newer GPUs do; or it only gives Hopper's programmatic
+  dependent launch its hint (``cudaGridDependencySynchronize();``), which GPUs without it, AMD's
+  as NVIDIA's older ones, do without;
 - the arm hip-clang compiles only refuses, saying that the code is for an NVIDIA architecture
   (``DG_DEVICE_ASSERT(false and "This kernel only support sm_90a")``), or guarding inline PTX: the
   project's own answer for every GPU without that architecture, AMD's included;
@@ -45,7 +47,7 @@ def needs_no_port(unit: Unit, condition: Node) -> bool:
     table = unit.catalog.table("cxx_hazards").get("arch_tests", {})
     words = tuple(word.lower() for word in table.get("refusal_words", ()))
     reporting = frozenset(table.get("reporting_calls", ()))
-    if _only_refuses(unit, skipped, words, reporting):
+    if _only_refuses(unit, skipped, words, reporting) or _only_hints(unit, skipped, table):
         return True
     skipped_text = "".join(unit.text(node) for node in skipped)
     compiled_text = "".join(unit.text(node) for node in compiled)
@@ -168,6 +170,26 @@ def _refusal(
     if any(word in name.lower() for word in words):
         return True
     return False if name in reporting else None
+
+
+def _only_hints(unit: Unit, nodes: list[Node], table: dict) -> bool:
+    """The arm only calls Programmatic Dependent Launch's functions (``[arch_tests] hints``), or
+    their PTX: a hint to overlap two kernels that GPUs without it do without."""
+    hints = frozenset(table.get("hints", ()))
+    words = tuple(table.get("hint_instructions", ()))
+    statements = [node for node in nodes if node.type not in IGNORED]
+    for node in statements:
+        if node.type != "expression_statement" or not node.named_children:
+            return False
+        text = unit.text(node)
+        if ASM.search(text) and any(word in text for word in words):
+            continue
+        call = node.named_children[0]
+        function = call.child_by_field_name("function") if call.type == "call_expression" else None
+        name = unit.text(function).rsplit("::", 1)[-1].strip() if function is not None else ""
+        if name not in hints:
+            return False
+    return bool(statements)
 
 
 def _in_function(node: Node) -> bool:
