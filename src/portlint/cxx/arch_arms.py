@@ -9,11 +9,14 @@ It does not where
   dependent launch its hint (``cudaGridDependencySynchronize();``), which GPUs without it, AMD's
   as NVIDIA's older ones, do without;
 - the arm hip-clang compiles only refuses, saying that the code is for an NVIDIA architecture
-  (``DG_DEVICE_ASSERT(false and "This kernel only support sm_90a")``), or guarding inline PTX: the
-  project's own answer for every GPU without that architecture, AMD's included;
-- inside a function, the arm hip-clang skips is inline PTX and the one it compiles is code of the
-  project's without any: AMD GPUs take that generic code, as NVIDIA's older GPUs do. (With no
-  ``#else`` they would take nothing in the PTX's place: that stays a finding.)
+  (``DG_DEVICE_ASSERT(false and "This kernel only support sm_90a")``), or, where the test compares
+  ``__CUDA_ARCH__`` with a number, in place of inline PTX: the project's own answer for every GPU
+  without that architecture, AMD's included;
+- inside a function, where the test compares ``__CUDA_ARCH__`` with a number, the arm hip-clang
+  skips is inline PTX and the one it compiles is code of the project's without any: AMD GPUs take
+  that generic code, as NVIDIA's older GPUs do. (With no ``#else`` they would take nothing in the
+  PTX's place, and the ``#else`` of a bare ``#ifdef __CUDA_ARCH__`` is host code: both stay
+  findings.)
 
 The words that make a statement a refusal are data (rules/cxx_hazards.toml ``[arch_tests]``).
 """
@@ -37,9 +40,13 @@ TRAP_ASM = re.compile(r"(?<![A-Za-z0-9_])(?:asm|__asm__|__asm)\b[^;]*\"\s*trap\s
 IGNORED = frozenset({"comment", "{", "}", ";"})
 
 
-def needs_no_port(unit: Unit, condition: Node) -> bool:
+def needs_no_port(unit: Unit, condition: Node, compares: bool) -> bool:
     """Whether the ``#if``/``#elif``/``#ifdef`` whose condition is ``condition`` leaves ROCm
-    nothing to port (the module docstring's three cases)."""
+    nothing to port (the module docstring's three cases). ``compares``: the condition compares
+    ``__CUDA_ARCH__`` with a number, so its other arm is for NVIDIA's older GPUs; a bare
+    ``#ifdef __CUDA_ARCH__`` tells the device pass from the host's, and its ``#else`` is host code
+    that hip-clang's device pass would take, so only the refusals that name an architecture, or
+    that hip-clang skips, count there."""
     arms = _arms(unit, condition)
     if arms is None:
         return False
@@ -53,11 +60,12 @@ def needs_no_port(unit: Unit, condition: Node) -> bool:
     compiled_text = "".join(unit.text(node) for node in compiled)
     names_arch = re.compile(table.get("nvidia_architecture", r"(?!)"))
     if _only_refuses(unit, compiled, words, reporting) and (
-        ASM.search(skipped_text) or names_arch.search(compiled_text)
+        (compares and ASM.search(skipped_text)) or names_arch.search(compiled_text)
     ):
         return True
     return (
-        _in_function(condition)
+        compares
+        and _in_function(condition)
         and bool(compiled)
         and ASM.search(skipped_text) is not None
         and ASM.search(compiled_text) is None

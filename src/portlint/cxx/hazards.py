@@ -487,7 +487,9 @@ def find_cuda_arch_tests(unit: Unit, seen: set[int]) -> None:
         if root.start_byte in seen or any(m in text for m in hip_macros):
             continue
         seen.add(root.start_byte)
-        if HOST_OR_ARCH.search(text) or (node.type != "preproc_arg" and needs_no_port(unit, root)):
+        if HOST_OR_ARCH.search(text) or (
+            node.type != "preproc_arg" and needs_no_port(unit, root, compared)
+        ):
             continue
         if compared:
             message = (
