@@ -23,10 +23,13 @@ The words that make a statement a refusal are data (rules/cxx_hazards.toml ``[ar
 
 from __future__ import annotations
 
+import functools
 import re
+from typing import NamedTuple
 
 from tree_sitter import Node
 
+from portlint.catalog import Catalog
 from portlint.cxx.unit import Unit
 
 GROUPS = frozenset({"preproc_if", "preproc_ifdef", "preproc_elif"})
@@ -40,6 +43,28 @@ TRAP_ASM = re.compile(r"(?<![A-Za-z0-9_])(?:asm|__asm__|__asm)\b[^;]*\"\s*trap\s
 IGNORED = frozenset({"comment", "{", "}", ";"})
 
 
+class ArchTests(NamedTuple):
+    """rules/cxx_hazards.toml ``[arch_tests]``, read once."""
+
+    refusal_words: tuple[str, ...]
+    reporting_calls: frozenset[str]
+    nvidia_architecture: re.Pattern[str]
+    hints: frozenset[str]
+    hint_instructions: tuple[str, ...]
+
+
+@functools.cache
+def arch_tests(catalog: Catalog) -> ArchTests:
+    table = catalog.table("cxx_hazards").get("arch_tests", {})
+    return ArchTests(
+        tuple(word.lower() for word in table.get("refusal_words", ())),
+        frozenset(table.get("reporting_calls", ())),
+        re.compile(table.get("nvidia_architecture", r"(?!)")),
+        frozenset(table.get("hints", ())),
+        tuple(table.get("hint_instructions", ())),
+    )
+
+
 def needs_no_port(unit: Unit, condition: Node, compares: bool) -> bool:
     """Whether the ``#if``/``#elif``/``#ifdef`` whose condition is ``condition`` leaves ROCm
     nothing to port (the module docstring's three cases). ``compares``: the condition compares
@@ -51,16 +76,13 @@ def needs_no_port(unit: Unit, condition: Node, compares: bool) -> bool:
     if arms is None:
         return False
     skipped, compiled = arms
-    table = unit.catalog.table("cxx_hazards").get("arch_tests", {})
-    words = tuple(word.lower() for word in table.get("refusal_words", ()))
-    reporting = frozenset(table.get("reporting_calls", ()))
-    if _only_refuses(unit, skipped, words, reporting) or _only_hints(unit, skipped, table):
+    tests = arch_tests(unit.catalog)
+    if _only_refuses(unit, skipped, tests) or _only_hints(unit, skipped, tests):
         return True
     skipped_text = "".join(unit.text(node) for node in skipped)
     compiled_text = "".join(unit.text(node) for node in compiled)
-    names_arch = re.compile(table.get("nvidia_architecture", r"(?!)"))
-    if _only_refuses(unit, compiled, words, reporting) and (
-        (compares and ASM.search(skipped_text)) or names_arch.search(compiled_text)
+    if _only_refuses(unit, compiled, tests) and (
+        (compares and ASM.search(skipped_text)) or tests.nvidia_architecture.search(compiled_text)
     ):
         return True
     return (
@@ -136,24 +158,20 @@ def _is_skipped(unit: Unit, group: Node, code: list[Node]) -> bool:
     return unit.is_hip_skipped(line)
 
 
-def _only_refuses(
-    unit: Unit, nodes: list[Node], words: tuple[str, ...], reporting: frozenset[str]
-) -> bool:
+def _only_refuses(unit: Unit, nodes: list[Node], tests: ArchTests) -> bool:
     """The arm holds a refusal (an assert, a trap) and nothing else but messages."""
-    kinds = [_refusal(unit, node, words, reporting) for node in nodes if node.type not in IGNORED]
+    kinds = [_refusal(unit, node, tests) for node in nodes if node.type not in IGNORED]
     return bool(kinds) and None not in kinds and any(kinds)
 
 
-def _refusal(
-    unit: Unit, node: Node, words: tuple[str, ...], reporting: frozenset[str]
-) -> bool | None:
+def _refusal(unit: Unit, node: Node, tests: ArchTests) -> bool | None:
     """True for a refusal, False for a message (``printf``) or a ``return``, None for anything
     else."""
     if node.type == "static_assert_declaration":
         return True
     if node.type == "compound_statement":
         kinds = [
-            _refusal(unit, child, words, reporting)
+            _refusal(unit, child, tests)
             for child in node.named_children
             if child.type not in IGNORED
         ]
@@ -162,42 +180,44 @@ def _refusal(
         body = node.child_by_field_name("consequence")
         if node.child_by_field_name("alternative") is not None or body is None:
             return None
-        return _refusal(unit, body, words, reporting)
+        return _refusal(unit, body, tests)
     if node.type in ("return_statement", "break_statement"):
         return False  # leaving after the refusal
     if node.type != "expression_statement":
         return None
-    text = unit.text(node)
-    if TRAP_ASM.search(text):
+    if TRAP_ASM.search(unit.text(node)):
         return True
-    call = node.named_children[0] if node.named_children else None
+    name = _called_name(unit, node)
+    if name is None:
+        return None
+    if any(word in name.lower() for word in tests.refusal_words):
+        return True
+    return False if name in tests.reporting_calls else None
+
+
+def _only_hints(unit: Unit, nodes: list[Node], tests: ArchTests) -> bool:
+    """The arm only calls Programmatic Dependent Launch's functions (``[arch_tests] hints``), or
+    their PTX: a hint to overlap two kernels that GPUs without it do without."""
+    statements = [node for node in nodes if node.type not in IGNORED]
+    for node in statements:
+        if node.type != "expression_statement":
+            return False
+        text = unit.text(node)
+        if ASM.search(text) and any(word in text for word in tests.hint_instructions):
+            continue
+        if _called_name(unit, node) not in tests.hints:
+            return False
+    return bool(statements)
+
+
+def _called_name(unit: Unit, statement: Node) -> str | None:
+    """The function an expression statement calls, without its namespace
+    (``cute::thread0()`` -> ``thread0``); None for a statement that is no call."""
+    call = statement.named_children[0] if statement.named_children else None
     if call is None or call.type != "call_expression":
         return None
     function = call.child_by_field_name("function")
-    name = unit.text(function).rsplit("::", 1)[-1].strip() if function is not None else ""
-    if any(word in name.lower() for word in words):
-        return True
-    return False if name in reporting else None
-
-
-def _only_hints(unit: Unit, nodes: list[Node], table: dict) -> bool:
-    """The arm only calls Programmatic Dependent Launch's functions (``[arch_tests] hints``), or
-    their PTX: a hint to overlap two kernels that GPUs without it do without."""
-    hints = frozenset(table.get("hints", ()))
-    words = tuple(table.get("hint_instructions", ()))
-    statements = [node for node in nodes if node.type not in IGNORED]
-    for node in statements:
-        if node.type != "expression_statement" or not node.named_children:
-            return False
-        text = unit.text(node)
-        if ASM.search(text) and any(word in text for word in words):
-            continue
-        call = node.named_children[0]
-        function = call.child_by_field_name("function") if call.type == "call_expression" else None
-        name = unit.text(function).rsplit("::", 1)[-1].strip() if function is not None else ""
-        if name not in hints:
-            return False
-    return bool(statements)
+    return unit.text(function).rsplit("::", 1)[-1].strip() if function is not None else ""
 
 
 def _in_function(node: Node) -> bool:
