@@ -52,6 +52,14 @@ def test_capability_condition_is_quoted_whole_once():
     assert message.startswith("`cc < 80` tests")
 
 
+def test_condition_continued_on_the_next_line_is_quoted_as_one_line():
+    found = messages("inactive_branches.cu", "PRT804")
+    [message] = found[line_of("inactive_branches.cu", "#if !defined(USE_MUSA)")]
+    assert message.startswith(
+        "`!defined(USE_MUSA) && defined(__CUDA_ARCH__) && (__CUDA_ARCH__ >= 900)` compares"
+    )
+
+
 def test_block_size_comes_from_the_launching_function():
     found = messages("launch_scope.cu", "PRT805")
     [local] = found[line_of("launch_scope.cu", "scale<<<4, threads>>>", after="local_literal")]

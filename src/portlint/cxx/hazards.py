@@ -37,6 +37,8 @@ WARP_SIZE_VARIABLE = re.compile(rb"(?<![A-Za-z0-9_])warpSize(?![A-Za-z0-9_])")
 ASM = re.compile(rb"(?<![A-Za-z0-9_])(?:asm|__asm__|__asm)(?![A-Za-z0-9_])")
 PTX_TEXT = re.compile(r"%%?(laneid|warpid|tid|ctaid|nctaid|clock|smid)\b|\b[a-z]+\.[a-z0-9]+\b")
 CUDA_ARCH = re.compile(rb"(?<![A-Za-z0-9_])__CUDA_ARCH__(?![A-Za-z0-9_])")
+#: A backslash that continues a directive on the next line, left out of a quoted condition.
+CONTINUATION = re.compile(r"\\[ \t]*\r?\n")
 CAPABILITY_FIELD = re.compile(rb"(?:\.|->)\s*(major|minor)(?![A-Za-z0-9_])")
 CAPABILITY_ATTRIBUTE = re.compile(
     rb"DeviceGetAttribute\s*\(\s*&\s*([A-Za-z_]\w*)\s*,\s*\w*ComputeCapability(?:Major|Minor)"
@@ -493,8 +495,9 @@ def find_cuda_arch_tests(unit: Unit, seen: set[int]) -> None:
             continue
         if compared:
             message = (
-                f"`{' '.join(text.split())}` compares an NVIDIA compute capability; hip-clang "
-                "does not define __CUDA_ARCH__: test a __HIP_ARCH_HAS_* feature macro"
+                f"`{' '.join(CONTINUATION.sub(' ', text).split())}` compares an NVIDIA compute "
+                "capability; hip-clang does not define __CUDA_ARCH__: test a __HIP_ARCH_HAS_* "
+                "feature macro"
             )
         else:
             message = (
