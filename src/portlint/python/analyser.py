@@ -183,6 +183,11 @@ class Analyser(ast.NodeVisitor):
         self.multi_device = MultiDevice.from_facts(
             ctx.catalog.target_facts(), ctx.catalog.table("targets").get("multi_device", {})
         )
+        if self.multi_device.names_module(ctx.path):
+            # ``tensor_parallel/layers.py``: the whole module is about several devices, which a
+            # single-device target has not
+            last = ctx.text.count("\n") + 1
+            ctx.package_scopes.append((1, last, self.multi_device.single))
         self.feature_words = nvidia_feature_words(ctx.catalog)
         self.attention = AttentionNames.from_catalog(ctx.catalog)
         #: The module reads the operating system somewhere (``sys.platform``, ``os.name``): only
@@ -959,8 +964,9 @@ class Analyser(ast.NodeVisitor):
     def _package_scope(self, node: ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) -> None:
         absent = package_scope(node.name, self.ctx.catalog, own=self.ctx.own_packages)
         if self.multi_device.names_scope(node.name):
-            # ``class FullyShardedDataParallelPlugin``: FSDP needs a collective backend, which a
-            # single-device target has not
+            # ``class FullyShardedDataParallelPlugin``, ``def get_batch_on_this_tp_rank``: FSDP
+            # and model parallelism need a collective backend, which a single-device target
+            # has not
             absent = (absent or frozenset()) | self.multi_device.single
         if absent:
             self.ctx.package_scopes.append((node.lineno, node.end_lineno or node.lineno, absent))

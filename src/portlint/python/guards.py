@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import ast
 import functools
+import os
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
@@ -272,8 +273,13 @@ class MultiDevice:
     backends: frozenset[str]
     enum_prefixes: tuple[str, ...]
     variable_suffixes: tuple[str, ...]
-    #: words of class and function names for multi-device features (``fsdp``)
+    #: words of class, function and module names for multi-device features (``fsdp``,
+    #: ``tensorparallel``), matched without underscores
     scope_words: tuple[str, ...] = ()
+    #: their abbreviations, matched as whole words of a snake_case name (``tp``)
+    scope_abbreviations: frozenset[str] = frozenset()
+    #: words of a name that runs without the feature (``disable``)
+    scope_negations: frozenset[str] = frozenset()
     #: enum members that mean "not distributed" (``DistributedType.NO``), as written
     single_process_members: frozenset[str] = frozenset()
     #: names of process counts (``world_size``)
@@ -302,6 +308,8 @@ class MultiDevice:
             tuple(table.get("enum_prefixes", ())),
             tuple(table.get("variable_suffixes", ())),
             tuple(word.lower() for word in table.get("scope_words", ())),
+            frozenset(word.lower() for word in table.get("scope_abbreviations", ())),
+            frozenset(word.lower() for word in table.get("scope_negations", ())),
             frozenset(table.get("single_process_members", ())),
             frozenset(table.get("process_counts", ())),
             frozenset(table.get("group_setups", ())),
@@ -314,9 +322,23 @@ class MultiDevice:
         )
 
     def names_scope(self, name: str) -> bool:
-        """``FullyShardedDataParallelPlugin``, ``_setup_fsdp``: named for a multi-device feature."""
-        lower = name.lower()
-        return any(word in lower for word in self.scope_words)
+        """``FullyShardedDataParallelPlugin``, ``_setup_fsdp``, ``ColumnParallelLinear``,
+        ``get_batch_on_this_tp_rank``: named for a multi-device feature, and not for running
+        without it (``disable_context_parallel``)."""
+        words = {word.lower() for word in WORD.findall(name)}
+        if words & self.scope_negations:
+            return False
+        squashed = name.lower().replace("_", "")
+        # an abbreviation alone (``tp.py``, ``def cp``) may stand for anything (throughput, copy)
+        abbreviated = len(words) > 1 and bool(words & self.scope_abbreviations)
+        return abbreviated or any(word in squashed for word in self.scope_words)
+
+    def names_module(self, path: str) -> bool:
+        """``megatron/core/tensor_parallel/layers.py``, ``sequence_parallel_fused_ops.py``: a
+        module whose file or folder is named for a multi-device feature."""
+        parts = path.replace("\\", "/").split("/")
+        parts[-1] = os.path.splitext(parts[-1])[0]
+        return any(self.names_scope(part) for part in parts if part not in ("", ".", ".."))
 
     def single_process(self, test: ast.expr) -> bool:
         """``distributed_type == DistributedType.NO``, ``world_size == 1``, ``dist.
