@@ -2031,7 +2031,7 @@ class Analyser(ast.NodeVisitor):
                 # ``if not torch.cuda.is_available(): print("using CPU") elif ...: model.cuda()``:
                 # the later arms are the CUDA path, and what they hold is what the test decides
                 (
-                    _only_logs(branch)
+                    (_only_logs(branch) or _only_notes(branch))
                     and (polarity[position] == 1 or all(map(_only_logs, branches[position + 1 :])))
                 )
                 or (
@@ -4425,6 +4425,21 @@ def _refines(branch: Branch, after: list[ast.AST]) -> bool:
         else:
             return False
     return ast.dump(fallback) in returns
+
+
+def _only_notes(branch: Branch) -> bool:
+    """``if not torch.cuda.is_available(): DESCRIPTION += "<p>Running on CPU ...</p>"``: the
+    branch only appends fixed text to a message (a demo's page description); nothing runs
+    elsewhere because of it, a value merely different (info). Not a formatted string: ``device
+    += f":{rank}"`` picks a device."""
+    return bool(branch.body) and all(
+        isinstance(statement, ast.AugAssign)
+        and isinstance(statement.op, ast.Add)
+        and isinstance(statement.target, ast.Name | ast.Attribute)
+        and isinstance(statement.value, ast.Constant)
+        and isinstance(statement.value.value, str)
+        for statement in branch.body
+    )
 
 
 def _fills_index(branch: Branch) -> bool:
