@@ -335,10 +335,12 @@ class MultiDevice:
 
     def names_module(self, path: str) -> bool:
         """``megatron/core/tensor_parallel/layers.py``, ``sequence_parallel_fused_ops.py``: a
-        module whose file or folder is named for a multi-device feature."""
-        parts = path.replace("\\", "/").split("/")
-        parts[-1] = os.path.splitext(parts[-1])[0]
-        return any(self.names_scope(part) for part in parts if part not in ("", ".", ".."))
+        module whose dotted name is named for a multi-device feature: its file, or a package
+        it is in (a folder with an ``__init__.py``; not a folder above the project, which
+        would make the answer depend on where the project was checked out)."""
+        stem = os.path.splitext(os.path.basename(path))[0]
+        names = (stem, *_package_names(os.path.dirname(os.path.abspath(path))))
+        return any(self.names_scope(name) for name in names)
 
     def single_process(self, test: ast.expr) -> bool:
         """``distributed_type == DistributedType.NO``, ``world_size == 1``, ``dist.
@@ -855,6 +857,17 @@ def _is_len_call(expr: ast.expr) -> TypeGuard[ast.Call]:
 
 def _call_name(call: ast.Call) -> str | None:
     return _last_name(call.func)
+
+
+@functools.cache
+def _package_names(folder: str) -> tuple[str, ...]:
+    """The names of the packages that hold a module in ``folder``, innermost first: the folder
+    and those above it, as long as each has an ``__init__.py``."""
+    if not os.path.isfile(os.path.join(folder, "__init__.py")):
+        return ()
+    parent = os.path.dirname(folder)
+    above = _package_names(parent) if parent != folder else ()
+    return (os.path.basename(folder), *above)
 
 
 def _last_name(node: ast.AST) -> str | None:
