@@ -82,14 +82,8 @@ def check_requirement(rep: Reporter, word: Word) -> None:
     """PRT933, PRT932 and PRT951 on one requirement string (``name[extras] specifiers; marker``,
     a direct URL or a wheel file name). A target none of whose machines installs it (its
     environment marker, ``portlint.deploy.markers``) is not listed."""
-    from packaging.requirements import InvalidRequirement, Requirement
-
     text = word.text
-    try:
-        requirement: Requirement | None = Requirement(text)
-    except InvalidRequirement:
-        requirement = None
-    marker = requirement.marker if requirement is not None else None
+    requirement, marker = _parse_requirement(text)
     check_wheel_platform(rep, word, marker)
     if requirement is None:
         return
@@ -106,6 +100,34 @@ def check_requirement(rep: Reporter, word: Word) -> None:
         )
     if any("+" in spec.version for spec in requirement.specifier):
         check_local_version(rep, word, requirement.name, marker)
+
+
+def _parse_requirement(text: str) -> tuple[Any, Any]:
+    """The ``packaging`` requirement of ``text`` and its environment marker (either may be
+    None). As pip reads a requirements line, a marker may follow a direct URL without the space
+    PEP 508 asks for (``name @ https://.../x.whl; sys_platform == 'linux'``), or follow a bare
+    URL (``https://.../x.whl; sys_platform == 'linux'``): pip splits the line at its first
+    ``;`` (``"; "`` on a bare URL) before parsing, and so is it read here."""
+    from packaging.markers import InvalidMarker, Marker
+    from packaging.requirements import InvalidRequirement, Requirement
+
+    try:
+        requirement = Requirement(text)
+        return requirement, requirement.marker
+    except InvalidRequirement:
+        pass
+    bare_url = "@" not in text or "://" in text.split("@", 1)[0]
+    head, found, tail = text.partition("; " if bare_url else ";")
+    if not found or not tail.strip():
+        return None, None
+    try:
+        marker = Marker(tail.strip())
+    except InvalidMarker:
+        return None, None
+    try:
+        return (None if bare_url else Requirement(head.rstrip())), marker
+    except InvalidRequirement:
+        return None, marker
 
 
 def add_installed(
