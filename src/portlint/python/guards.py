@@ -276,7 +276,7 @@ class MultiDevice:
     #: words of class, function and module names for multi-device features (``fsdp``,
     #: ``tensorparallel``), matched without underscores
     scope_words: tuple[str, ...] = ()
-    #: their abbreviations, matched as whole words of a snake_case name (``tp``)
+    #: their abbreviations, matched as whole words of a name of several words (``tp_rank``)
     scope_abbreviations: frozenset[str] = frozenset()
     #: words of a name that runs without the feature (``disable``)
     scope_negations: frozenset[str] = frozenset()
