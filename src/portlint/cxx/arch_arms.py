@@ -13,10 +13,11 @@ It does not where
   ``__CUDA_ARCH__`` with a number, in place of inline PTX: the project's own answer for every GPU
   without that architecture, AMD's included;
 - inside a function, where the test compares ``__CUDA_ARCH__`` with a number, the arm hip-clang
-  skips is inline PTX and the one it compiles is code of the project's without any: AMD GPUs take
-  that generic code, as NVIDIA's older GPUs do. (With no ``#else`` they would take nothing in the
-  PTX's place, and the ``#else`` of a bare ``#ifdef __CUDA_ARCH__`` is host code: both stay
-  findings.)
+  compiles is code of the project's without inline PTX and without a refusal, whatever the arm it
+  skips holds (inline PTX, or a newer GPU's intrinsic such as ``__ffma2_rn``): AMD GPUs take that
+  generic code, as NVIDIA's older GPUs do. (With no ``#else`` they would take nothing in the
+  skipped code's place, and the ``#else`` of a bare ``#ifdef __CUDA_ARCH__`` is host code: both
+  stay findings.)
 
 The words that make a statement a refusal are data (rules/cxx_hazards.toml ``[arch_tests]``).
 """
@@ -89,8 +90,8 @@ def needs_no_port(unit: Unit, condition: Node, compares: bool) -> bool:
         compares
         and _in_function(condition)
         and bool(compiled)
-        and ASM.search(skipped_text) is not None
         and ASM.search(compiled_text) is None
+        and not _refuses(unit, compiled, tests)
     )
 
 
@@ -162,6 +163,16 @@ def _only_refuses(unit: Unit, nodes: list[Node], tests: ArchTests) -> bool:
     """The arm holds a refusal (an assert, a trap) and nothing else but messages."""
     kinds = [_refusal(unit, node, tests) for node in nodes if node.type not in IGNORED]
     return bool(kinds) and None not in kinds and any(kinds)
+
+
+def _refuses(unit: Unit, nodes: list[Node], tests: ArchTests) -> bool:
+    """The arm holds a refusal among its statements, or in a block of them."""
+    for node in nodes:
+        if node.type == "compound_statement" and _refuses(unit, node.named_children, tests):
+            return True
+        if _refusal(unit, node, tests):
+            return True
+    return False
 
 
 def _refusal(unit: Unit, node: Node, tests: ArchTests) -> bool | None:
