@@ -10,7 +10,7 @@ and each group becomes one expression that starts with the group's common prefix
 Each expression is still one pass over the text, however rare its first character. A word can
 also be searched from a letter inside it, with a look-behind for the letters before it
 (``anchors``): a few such letters, each inside many words, make fewer expressions. The Python
-prefilter's thirty-two words and contexts take seven passes so, against fourteen from their first
+prefilter's forty words and contexts take eight passes so, against sixteen from their first
 characters, and a third less time.
 
 Faster still is one pass for every word at once: ``WordSet`` runs an Aho-Corasick automaton

@@ -26,6 +26,7 @@ CANDIDATE_WORDS = (
     "NCCL",
     "CUBLAS",
     "NVIDIA_",
+    "NVTE_",
     "transformer_engine",
     "flashinfer",
     "flash_attn_interface",
@@ -70,9 +71,10 @@ CANDIDATE_CONTEXTS = {
 #: ``nv...`` words, nccl, tensorrt, flash..., bitsandbytes, transformer_engine, sageattention,
 #: q8_kernels and marlin, "A" and "L" for the upper-case words, "m" for sm_, mii, fbgemm_gpu,
 #: mamba_ssm and trtllm (TensorRT-LLM's tools), "G" for
-#: GradScaler (a grad scaler given no device takes "cuda"): seven passes over the text where
-#: starting from each word's first letter takes fourteen.
-ANCHORS = "uxnALmG"
+#: GradScaler (a grad scaler given no device takes "cuda"), "T" for NVTE_ (Transformer Engine's
+#: variables): eight passes over the text where starting from each word's first letter takes
+#: sixteen.
+ANCHORS = "uxnALmGT"
 
 #: The words and contexts, found in one pass (``portlint.wordsearch``); its expressions, from the
 #: anchors, are the exact fallback.

@@ -22,7 +22,7 @@ from portlint.wordsearch import WordSet
 #: The file prefilter's words (portlint.python.analyser), as one pattern, to find their lines.
 CANDIDATE_TEXT = re.compile(
     r"cuda|nccl|cudnn|nvcc|cupy|apex|xformers|bitsandbytes|tensorrt|cudf|cuml|cugraph|nvml|NVML"
-    r"|NCCL|CUBLAS|NVIDIA_|flash_attn|CUDA(?:_|Extension)|nvidia(?:[._-]|\s+import)|sm_\d"
+    r"|NCCL|CUBLAS|NVIDIA_|NVTE_|flash_attn|CUDA(?:_|Extension)|nvidia(?:[._-]|\s+import)|sm_\d"
     r"|cpp_extension|transformer_engine|flashinfer|sageattention|q8_kernels|fbgemm_gpu|ProfilerActivity"
     r"|GradScaler|mamba_ssm|causal_conv1d|trtexec|trtllm|inline_asm_elementwise"
     r"|CUDA[\"']"
@@ -33,7 +33,8 @@ CANDIDATE_TEXT = re.compile(
 CANDIDATE_WORDS = WordSet(
     (
         *("cuda", "nccl", "cudnn", "nvcc", "cupy", "apex", "xformers", "bitsandbytes"),
-        *("tensorrt", "cudf", "cuml", "cugraph", "nvml", "NVML", "NCCL", "CUBLAS", "NVIDIA_"),
+        *("tensorrt", "cudf", "cuml", "cugraph", "nvml", "NVML", "NCCL", "CUBLAS"),
+        *("NVIDIA_", "NVTE_"),
         *("flash_attn", "cpp_extension", "transformer_engine", "flashinfer", "ProfilerActivity"),
         *("sageattention", "q8_kernels", "fbgemm_gpu", "GradScaler", "mamba_ssm", "causal_conv1d"),
         *("trtexec", "trtllm", "inline_asm_elementwise"),
