@@ -22,6 +22,10 @@ from portlint.model import Severity
 WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 CAMEL_PART = re.compile(r"[A-Z]?[a-z0-9]+|[A-Z]+(?![a-z])")
 WARP_LITERAL = re.compile(rb"(?<![A-Za-z0-9_.])(32|31|5|16|0x1[fF]|0x20)[uUlL]*(?![A-Za-z0-9_.])")
+#: A call of a warp shuffle (``__shfl_xor_sync(``, ``__shfl_down (``), and comments, which hold
+#: no call.
+SHUFFLE_CALL = re.compile(rb"(?<![A-Za-z0-9_])(__shfl\w*)\s*\(")
+COMMENT = re.compile(rb"//[^\n]*|/\*.*?\*/", re.DOTALL)
 WARP_SIZE_DEFINITION = re.compile(
     rb"(?:#[ \t]*define[ \t]+|(?<![A-Za-z0-9_]))([A-Za-z_][A-Za-z0-9_]*)"
     rb"(?:[ \t]+\(?|\s*=\s*|\s*\{\s*)(32|0x20)[uUlL]*\)?(?![A-Za-z0-9_.])"
@@ -159,9 +163,12 @@ def find_warp_size_constants(unit: Unit) -> None:
 
 
 def find_warp_arithmetic(unit: Unit, data: HazardData) -> None:
-    """32, 31 or a shift by 5 applied to a lane/warp/thread index, a shuffle width of 32, and a
-    shuffle reduction loop that starts at offset 16."""
+    """32, 31 or a shift by 5 applied to a lane/warp/thread index, and a shuffle reduction loop
+    that starts at offset 16. Not in a file whose every shuffle passes a width of 32
+    (``logical_warps``): its lanes are counted in groups of 32 on purpose."""
     if not unit.contains_folded(*(w.encode() for w in data.warp_words)):
+        return
+    if logical_warps(unit):
         return
     for match in unit.finditer(WARP_LITERAL):
         node = unit.code_node(match.start(), match.end())
@@ -185,7 +192,10 @@ def warp_literal_problem(unit: Unit, literal: Node, value: int, data: HazardData
     if parent is None:
         return None
     if parent.type == "argument_list" and value == 32:
-        return _shuffle_width(unit, literal, parent)
+        # a 32 given to a call: a shuffle width of 32 too is no finding, as HIP splits a 64-lane
+        # wavefront into segments of the width given, and the shuffle reads the 32 lanes it
+        # reads on NVIDIA's GPUs
+        return None
     if value == 16:
         return _reduction_start(unit, literal)
     if parent.type != "binary_expression":
@@ -250,17 +260,51 @@ def _is_tile_index(unit: Unit, expression: Node, operand: Node, data: HazardData
     return any(t is not None and not mentions_warp(unit.text(t), data.warp_words) for t in terms)
 
 
-def _shuffle_width(unit: Unit, literal: Node, arguments: Node) -> str | None:
-    call = arguments.parent
-    function = call.child_by_field_name("function") if call is not None else None
-    if function is None or not unit.text(function).startswith("__shfl"):
-        return None
-    if arguments.named_children[-1] != literal or len(arguments.named_children) < 3:
-        return None
-    return (
-        f"shuffle width 32 in `{unit.text(function)}` covers half of a 64-lane wavefront: "
-        "pass `warpSize` or leave the width out"
-    )
+def logical_warps(unit: Unit) -> bool:
+    """The file shuffles, and every shuffle passes a width of 32 (``__shfl_xor_sync(mask, v,
+    offset, 32)``): the code counts its lanes in groups of 32 on purpose, and HIP gives such a
+    shuffle a 32-lane segment of the 64-lane wavefront, so its 32-lane arithmetic (``tid &
+    0x1f``, ``tid >> 5``, a reduction from offset 16) holds on AMD GPUs too. Read in the whole
+    file's text, so that each part of a large file gets the file's answer."""
+    if not unit.contains(b"__shfl"):
+        return False
+    return bool(unit.file_fact("logical warps", shuffles_32_wide))
+
+
+def shuffles_32_wide(data: bytes) -> bool:
+    """Whether the text calls a shuffle, and every call's last argument is the literal 32, after
+    the value and the lane (and the mask of a ``_sync`` shuffle)."""
+    code = COMMENT.sub(b" ", data)
+    calls = 0
+    for match in SHUFFLE_CALL.finditer(code):
+        arguments = _arguments(code, match.end())
+        least = 4 if match.group(1).endswith(b"_sync") else 3
+        if arguments is None or len(arguments) < least:
+            return False
+        if arguments[-1].strip().rstrip(b"uUlL") != b"32":
+            return False
+        calls += 1
+    return calls > 0
+
+
+def _arguments(code: bytes, start: int) -> list[bytes] | None:
+    """The arguments of the call whose ``(`` ends just before ``start``, split at its own
+    commas; None where its ``)`` is not found."""
+    depth = 0
+    pieces: list[bytes] = []
+    begin = start
+    for at in range(start, len(code)):
+        byte = code[at]
+        if byte in b"([{":
+            depth += 1
+        elif byte in b")]}":
+            if depth == 0:
+                return [*pieces, code[begin:at]]
+            depth -= 1
+        elif byte == ord(",") and depth == 0:
+            pieces.append(code[begin:at])
+            begin = at + 1
+    return None
 
 
 def _reduction_start(unit: Unit, literal: Node) -> str | None:

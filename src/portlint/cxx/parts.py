@@ -569,6 +569,13 @@ class WholeText:
     #: The macros only an editor's code model defines (rules/cxx.toml ``[guards] ide_macros``).
     ide_macros: tuple[str, ...] = ()
     _found: dict[tuple[bytes, bool], bool] = field(default_factory=dict)
+    _facts: dict[str, object] = field(default_factory=dict)
+
+    def fact(self, name: str, compute: Callable[[bytes], object]) -> object:
+        """What ``compute`` reads in the file's text, once for all its parts."""
+        if name not in self._facts:
+            self._facts[name] = compute(self.text.encode("utf-8", "surrogateescape"))
+        return self._facts[name]
 
     def contains(self, literal: bytes, folded: bool) -> bool:
         key = (literal, folded)
@@ -607,6 +614,10 @@ class PartUnit(Unit):
         return self.module.owns(line) and in_regions(
             self.module.file_line(line), regions(self.whole.branches)
         )
+
+    def file_fact(self, name: str, compute: Callable[[bytes], object]) -> object:
+        assert self.whole is not None
+        return self.whole.fact(name, compute)
 
     def contains(self, *literals: bytes) -> bool:
         assert self.whole is not None

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import bisect
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
 from tree_sitter import Node, Tree
@@ -61,6 +61,7 @@ class Unit:
     _reported: set[tuple[str, int, int]] = field(default_factory=set)
     _line_starts: list[int] | None = None
     _folded: bytes | None = None
+    _facts: dict[str, object] = field(default_factory=dict)
 
     # -- the tree ----------------------------------------------------------------------------
 
@@ -93,6 +94,13 @@ class Unit:
         if self._folded is None:
             self._folded = self.data.lower()
         return any(literal in self._folded for literal in literals)
+
+    def file_fact(self, name: str, compute: Callable[[bytes], object]) -> object:
+        """What ``compute`` reads in the whole file's text, once per file (a part's unit asks
+        the file's: ``parts.PartUnit``)."""
+        if name not in self._facts:
+            self._facts[name] = compute(self.data)
+        return self._facts[name]
 
     def text(self, node: Node) -> str:
         return self.data[node.start_byte : node.end_byte].decode("utf-8", "surrogateescape")
