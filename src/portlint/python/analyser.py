@@ -1922,6 +1922,10 @@ class Analyser(ast.NodeVisitor):
                     twinned = _with_generic_twin(branches)
                 if position in twinned:
                     covered |= frozenset(self.vendors.markers)
+            if position == 0 and _moves_to_devices_of_data(branches, polarity):
+                # ``if not x.is_cuda: x = x.to(y.device)``: the other targets' arm moves the data
+                # where other data is, which is right on every device
+                covered |= frozenset(self.vendors.markers)
             if polarity[position] == 1 and _asks_vendor_layer(branch.test):
                 # ``if get_accelerator().device_name() == "cuda":`` a vendor layer's CUDA arm,
                 # which ROCm builds take too: nothing in it is another vendor's concern
@@ -4157,6 +4161,45 @@ def _says_why_and_exits(branch: Branch) -> bool:
     is missing says why and ends the program, a refusal as ``raise`` is."""
     body = branch.body
     return bool(body) and exits(body[-1]) and all(isinstance(s, ast.Expr) for s in body[:-1])
+
+
+def _moves_to_devices_of_data(branches: list[Branch], polarity: list[int]) -> bool:
+    """``if not next(self.lm.parameters()).is_cuda: self.lm.to(tokens.device)``, or ``if
+    img.is_cuda: w = w.cuda(img.get_device()) else: w = w.to(img.device)``: the arm that the
+    other targets take only moves data to the device of other data (``.to(x.device)``,
+    ``.type_as(x)``), which is right on every device, and the CUDA arm, if there is one, only
+    moves data to CUDA. The test leaves no target anything to port."""
+    if len(branches) > 2 or branches[0].test is None or polarity[0] == 0:
+        return False
+    second = branches[1] if len(branches) == 2 else None
+    cuda_arm, other = (branches[0], second) if polarity[0] == 1 else (second, branches[0])
+    if other is None or not other.body:
+        return False
+    if not all(_moved(statement, _to_device_of_data) for statement in other.body):
+        return False
+    return cuda_arm is None or all(_moved(s, _to_cuda) for s in cuda_arm.body)
+
+
+def _moved(statement: ast.stmt, move: Callable[[ast.Call], bool]) -> bool:
+    """The statement is one call that ``move`` accepts, or assigns what one returns."""
+    value = statement.value if isinstance(statement, ast.Expr | ast.Assign) else None
+    return isinstance(value, ast.Call) and move(value)
+
+
+def _to_device_of_data(call: ast.Call) -> bool:
+    """``t.to(x.device)``, ``t.to(device=x.device, non_blocking=True)``, ``t.type_as(x)``."""
+    if not isinstance(call.func, ast.Attribute):
+        return False
+    if call.func.attr == "type_as":
+        return len(call.args) == 1
+    if call.func.attr != "to":
+        return False
+    given = [*call.args[:1], *(k.value for k in call.keywords if k.arg == "device")]
+    return len(given) == 1 and isinstance(given[0], ast.Attribute) and given[0].attr == "device"
+
+
+def _to_cuda(call: ast.Call) -> bool:
+    return isinstance(call.func, ast.Attribute) and call.func.attr == "cuda"
 
 
 def _with_generic_twin(branches: list[Branch]) -> set[int]:
