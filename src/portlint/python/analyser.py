@@ -2080,6 +2080,7 @@ class Analyser(ast.NodeVisitor):
                     info=logs,
                     refuses=refuses,
                     unbound=unbound,
+                    taken_off_cuda=_lone_arm_off_cuda(branches, polarity),
                 )
                 self.visit(branch.test)
             self.guard = outer.inside(
@@ -4161,6 +4162,17 @@ def _says_why_and_exits(branch: Branch) -> bool:
     is missing says why and ends the program, a refusal as ``raise`` is."""
     body = branch.body
     return bool(body) and exits(body[-1]) and all(isinstance(s, ast.Expr) for s in body[:-1])
+
+
+def _lone_arm_off_cuda(branches: list[Branch], polarity: list[int]) -> bool:
+    """``if not x.is_cuda: x = x.cpu()``: one arm, taken where CUDA is missing, that goes on to
+    what follows. (After ``if not torch.cuda.is_available(): return 0`` the rest is the CUDA
+    path, which the other targets skip.)"""
+    if len(branches) != 1 or polarity[0] != -1 or not branches[0].body:
+        return False
+    last = branches[0].body[-1]
+    leaves = ast.Return | ast.Raise | ast.Continue | ast.Break
+    return not isinstance(last, leaves) and not exits(last)
 
 
 def _moves_to_devices_of_data(branches: list[Branch], polarity: list[int]) -> bool:

@@ -47,6 +47,10 @@ GUARDED_NOTE = "only on the CUDA path: {targets} skip it and silently run on the
 #: The same behind a test of a device's type (``if x.device.type == "cuda":``, ``x.is_cuda``): the
 #: other targets skip the arm on their own device, they do not fall back to the CPU.
 SKIPPED_NOTE = "only on the CUDA path: {targets} skip it"
+#: The same where the test guards a lone arm for machines without CUDA (``if not x.is_cuda:``):
+#: the other targets take that arm.
+TAKEN_GUARDED_NOTE = "{targets} take the arm for machines without CUDA and silently run on the CPU"
+TAKEN_NOTE = "{targets} take the arm for machines without CUDA"
 #: Why skipping a CUDA arm that moves a tensor fails: it stays on the CPU beside one on the device.
 STRANDED_NOTE = "only on the CUDA path: {targets} skip it and leave `{what}` on the CPU"
 #: The rules whose sites are tests of a device's type.
@@ -821,7 +825,10 @@ class Context:
                 # a test of a device's type (PRT103, PRT104) is no fallback to the CPU either
                 machine = report.rule.code not in DEVICE_TYPE_TESTS
                 machine = machine and self._asks_machine(guard.behind)
-                note = GUARDED_NOTE if machine else SKIPPED_NOTE
+                if guard.taken_off_cuda:
+                    note = TAKEN_GUARDED_NOTE if machine else TAKEN_NOTE
+                else:
+                    note = GUARDED_NOTE if machine else SKIPPED_NOTE
                 message += " (" + note.format(targets=", ".join(skipped)) + ")"
         if (
             report.rule.code in DEVICE_TYPE_TESTS

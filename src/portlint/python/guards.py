@@ -80,6 +80,9 @@ class Guard:
     #: the ``try`` runs later, where the handler no longer catches anything (``in_function``).
     handled: bool = False
     info_unhandled: bool = False
+    #: In the test of a lone arm taken where CUDA is missing (``if not x.is_cuda: ...``, no
+    #: ``else``): the other targets take the arm; there is no CUDA path for them to skip.
+    taken_off_cuda: bool = False
 
     def inside(
         self,
@@ -94,6 +97,7 @@ class Guard:
         torch_below: tuple[int, int] | None = None,
         behind: ast.expr | None = None,
         unbound: str | None = None,
+        taken_off_cuda: bool = False,
     ) -> Guard:
         if only is None:
             only = self.only
@@ -113,6 +117,7 @@ class Guard:
             unbound if unbound is not None else self.unbound,
             self.handled,
             self.info_unhandled or info,
+            taken_off_cuda,
         )
 
     def in_handled_try(self) -> Guard:
