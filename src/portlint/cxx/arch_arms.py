@@ -167,12 +167,12 @@ def _only_refuses(unit: Unit, nodes: list[Node], tests: ArchTests) -> bool:
 
 def _refuses(unit: Unit, nodes: list[Node], tests: ArchTests) -> bool:
     """The arm holds a refusal among its statements, or in a block of them."""
-    for node in nodes:
-        if node.type == "compound_statement" and _refuses(unit, node.named_children, tests):
-            return True
-        if _refusal(unit, node, tests):
-            return True
-    return False
+    return any(
+        _refuses(unit, node.named_children, tests)
+        if node.type == "compound_statement"
+        else _refusal(unit, node, tests)
+        for node in nodes
+    )
 
 
 def _refusal(unit: Unit, node: Node, tests: ArchTests) -> bool | None:

@@ -1860,6 +1860,8 @@ class Analyser(ast.NodeVisitor):
         ]
         rocm_arm = bool(rocm_arms)
         twinned: set[int] | None = None  # the branches with a generic twin, found on demand
+        # ``if not x.is_cuda: x = x.cpu()``: the other targets take the lone arm (the message)
+        lone_off_cuda = _lone_arm_off_cuda(branches, polarity)
         # ``assert device_type in ["cuda", "ascend", "camb"]`` at the top of the function: a
         # target it leaves out never reaches the chain
         unadmitted = self._unadmitted(branches)
@@ -2080,7 +2082,7 @@ class Analyser(ast.NodeVisitor):
                     info=logs,
                     refuses=refuses,
                     unbound=unbound,
-                    taken_off_cuda=_lone_arm_off_cuda(branches, polarity),
+                    taken_off_cuda=lone_off_cuda,
                 )
                 self.visit(branch.test)
             self.guard = outer.inside(
