@@ -8,6 +8,20 @@ from portlint.catalog import Catalog, Rule
 from portlint.model import ALL_TARGETS, TARGETS
 from portlint.output.report import advice_text
 
+#: The language a Markdown fence names for a rule's example, by the example's file ending
+#: (``example_suffix``); an ending not listed gets a plain fence.
+FENCE_LANGUAGES = {
+    ".py": "python",
+    ".cu": "cuda",
+    ".cpp": "cpp",
+    ".sh": "bash",
+    ".yaml": "yaml",
+    ".yml": "yaml",
+    ".Dockerfile": "dockerfile",
+    "-requirements.txt": "text",
+    ".cmake": "cmake",
+}
+
 FIX_WORDS = {
     "none": "Fix is not available.",
     "safe": "Fix is always available (safe).",
@@ -34,10 +48,11 @@ def rule_page(rule: Rule, catalog: Catalog, output_format: str = "text") -> str:
         parts += ["", "## Per target", ""]
         shown = [t for t in ALL_TARGETS if t in TARGETS or t in rule.targets]
         parts += [f"- {t}: {advice_text(rule.targets.get(t))}" for t in shown]
+    fence = "```" + FENCE_LANGUAGES.get(rule.example_suffix, "")
     if rule.example:
-        parts += ["", "## Example", "```python", rule.example, "```"]
+        parts += ["", "## Example", fence, rule.example, "```"]
     if rule.use_instead:
-        parts += ["", "## Use instead", "```python", rule.use_instead, "```"]
+        parts += ["", "## Use instead", fence, rule.use_instead, "```"]
     parts += ["", "## Fix safety", rule.fix_safety, ""]
     return "\n".join(parts)
 
