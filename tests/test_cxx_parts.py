@@ -27,6 +27,7 @@ NOT_PARSED = {"alternative_tokens.cu", "macros_split.cu", "macros_split.hip.cu"}
 HIP_MACROS = tuple(load_catalog().table("cxx")["guards"]["hip_macros"])
 #: Fixtures with a host function that a cut goes inside of (between its statements).
 CUT_IN_FUNCTIONS = {
+    "cuda_device_type.cpp",
     "device_hazards.cu",
     "hip_guards.cu",
     "inactive_branches.cu",

@@ -64,3 +64,11 @@ def test_rule_all_lists_every_rule_with_fix_availability():
     rows = out.splitlines()[1:]
     assert [row.split()[0] for row in rows] == [r.code for r in RULES]
     assert "PRT102  cuda-method-call" in out and "safe" in out
+
+
+def test_examples_are_fenced_in_their_own_language():
+    pages = {code: run_cli("rule", code)[1] for code in ("PRT101", "PRT706", "PRT705", "PRT921")}
+    assert "## Example\n```python\n" in pages["PRT101"]
+    assert "## Example\n```cpp\n" in pages["PRT706"]
+    assert "## Use instead\n```cuda\n" in pages["PRT705"]
+    assert "```python" not in pages["PRT921"]

@@ -263,11 +263,13 @@ def _sources_in(folder: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
 
 def analyse_unit(unit: Unit, settings: Settings | None) -> None:
     from portlint.cxx.api_sites import find_api_sites
+    from portlint.cxx.devices import find_cuda_devices
     from portlint.cxx.hazards import find_hazards
     from portlint.cxx.kernels import find_kernels, report_kernels
     from portlint.cxx.table import load_table
 
     kernels = find_kernels(unit)
     find_api_sites(unit, load_table(unit.catalog), settings.rocm_version if settings else None)
+    find_cuda_devices(unit)
     report_kernels(unit, kernels)
     find_hazards(unit, kernels)
