@@ -39,6 +39,7 @@ CUT_IN_FUNCTIONS = {
     "table_bugs.cu",
     "table_libraries.cu",
     "table_versions.cu",
+    "torch_cuda_api.cu",
     "torch_extension.cu",
 }
 

@@ -376,6 +376,10 @@ TORCH_INCLUDE_FINDINGS = [
     ("torch_includes/csrc/launch.cu", 6, "PRT701", "error", ["cpu", "mlu", "mps", "npu", "xpu"]),
     ("torch_includes/csrc/scale.cu", 6, "PRT705", "error", ["cpu", "mlu", "mps", "npu", "xpu"]),
     ("torch_includes/csrc/scale.cu", 13, "PRT701", "error", ["cpu", "mlu", "mps", "npu", "xpu"]),
+    # PyTorch's CUDA header and stream getter (rules/cxx.toml [torch_cuda_api]) beside the
+    # runtime's cudaStream_t: portable on ROCm, a port for the rest
+    ("torch_includes/csrc/util.cuh", 4, "PRT704", "error", ["cpu", "mlu", "mps", "npu", "xpu"]),
+    ("torch_includes/csrc/util.cuh", 6, "PRT701", "error", ["cpu", "mlu", "mps", "npu", "xpu"]),
     ("torch_includes/csrc/util.cuh", 6, "PRT701", "error", ["cpu", "mlu", "mps", "npu", "xpu"]),
     ("torch_includes/setup.py", 6, "PRT502", "error", ["cpu", "mlu", "mps", "npu", "xpu"]),
     (

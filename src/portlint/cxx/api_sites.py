@@ -3,7 +3,11 @@
 from __future__ import annotations
 
 import re
+from typing import NamedTuple
 
+from tree_sitter import Node
+
+from portlint.catalog import parse_advice
 from portlint.cxx.includes import torch_include_openings
 from portlint.cxx.table import Entry, NameTable
 from portlint.cxx.unit import Unit
@@ -57,6 +61,8 @@ def find_api_sites(unit: Unit, table: NameTable, rocm_version: str | None = None
     find_names(unit, table, table.rocm_key(rocm_version), hipified)
     find_namespaces(unit, table, hipified)
     find_headers(unit, table, hipified)
+    if hipified:
+        find_torch_cuda_api(unit, table)
 
 
 #: The rocm answer for a name PyTorch's hipify rewrites in an extension source.
@@ -104,6 +110,133 @@ def find_names(
             continue  # ``#if CUDA_VERSION >= 9000 ... #else``: ROCm takes the ``#else``
         renamed = hipified.get("names", {}).get(entry.cuda)
         report_entry(unit, entry, match.start(), match.end(), node, rocm, renamed)
+
+
+#: The rocm answer for PyTorch's own CUDA C++ API in a source PyTorch builds.
+TORCH_PROVIDES = "a ROCm build of PyTorch provides it to the extensions it builds"
+#: Nodes that end the search for the statement a name is in (a macro body is one).
+STATEMENT_KINDS = frozenset(
+    {
+        "expression_statement",
+        "declaration",
+        "field_declaration",
+        "return_statement",
+        "preproc_def",
+        "preproc_function_def",
+    }
+)
+
+
+class TorchCudaApi(NamedTuple):
+    """rules/cxx.toml ``[torch_cuda_api]``: a pattern for names in PyTorch's CUDA namespaces,
+    the other targets' advice, the header folders, and PyTorch's version macros."""
+
+    names: re.Pattern[bytes]
+    targets: dict[str, Advice]
+    header_folders: tuple[str, ...]
+    version_macros: tuple[str, ...]
+
+    def in_old_torch_arm(self, unit: Unit, node: Node) -> bool:
+        """Whether ``node`` is in an arm of an ``#if`` on PyTorch's version while another arm
+        of it names none of the API (the arm of an older PyTorch: the current one compiles the
+        other)."""
+        current: Node | None = node
+        while current is not None and current.type not in (
+            "translation_unit",
+            "function_definition",
+        ):
+            if current.type in ("preproc_if", "preproc_elif"):
+                condition = current.child_by_field_name("condition")
+                if condition is not None and any(
+                    word in unit.text(condition) for word in self.version_macros
+                ):
+                    return any(not self._names_api(unit, arm) for arm in _arms(current, node))
+            current = current.parent
+        return False
+
+    def _names_api(self, unit: Unit, span: tuple[int, int]) -> bool:
+        text = unit.data[span[0] : span[1]]
+        return self.names.search(text) is not None or any(
+            folder.encode() in text for folder in self.header_folders
+        )
+
+
+def _arms(conditional: Node, node: Node) -> list[tuple[int, int]]:
+    """The byte spans of the arms of an ``#if`` chain other than the one holding ``node``."""
+    spans = []
+    current: Node | None = conditional
+    while current is not None and current.type in ("preproc_if", "preproc_elif", "preproc_else"):
+        alternative = current.child_by_field_name("alternative")
+        condition = current.child_by_field_name("condition")
+        start = condition.end_byte if condition is not None else current.start_byte
+        end = alternative.start_byte if alternative is not None else current.end_byte
+        if not start <= node.start_byte < end:
+            spans.append((start, end))
+        current = alternative
+    return spans
+
+
+def torch_cuda_api(unit: Unit) -> TorchCudaApi:
+    """PyTorch's CUDA C++ API as rules/cxx.toml ``[torch_cuda_api]`` describes it."""
+    table = unit.catalog.table("cxx").get("torch_cuda_api", {})
+    spaces = [
+        r"\s*::\s*".join(re.escape(part) for part in space.split("::"))
+        for space in table.get("namespaces", ())
+    ]
+    pattern = re.compile(
+        (r"(?<![A-Za-z0-9_:])(?:" + "|".join(spaces) + r")\s*::\s*(?:\w+\s*::\s*)*\w+").encode()
+    )
+    targets = {t: parse_advice(a) for t, a in table.get("targets", {}).items()}
+    return TorchCudaApi(
+        pattern,
+        targets,
+        tuple(table.get("header_folders", ())),
+        tuple(table.get("version_macros", ())),
+    )
+
+
+def find_torch_cuda_api(unit: Unit, table: NameTable) -> None:
+    """PRT701 for the names of PyTorch's CUDA C++ API in a source PyTorch builds
+    (``at::cuda::getCurrentCUDAStream``): portable on ROCm, a port to each other target's own
+    C++ API. Not in device code (the kernel is those targets' site, PRT705), nor in a statement
+    that already holds a CUDA name of the table, whose port takes this one along."""
+    if not unit.contains(b"cuda"):
+        return
+    api = torch_cuda_api(unit)
+    advice = {"rocm": Advice(Status.PORTABLE, note=TORCH_PROVIDES), **api.targets}
+    for match in unit.finditer(api.names):
+        last = re.search(rb"\w+$", match.group())
+        start, end = match.start(), match.start() + (last.end() if last else 0)
+        node = unit.code_node(match.start() + (last.start() if last else 0), end)
+        if node is None or unit.in_device_code(node):
+            continue
+        if _statement_has_table_name(unit, table, node) or api.in_old_torch_arm(unit, node):
+            continue
+        name = re.sub(rb"\s+", b"", unit.data[start:end]).decode("ascii", "replace")
+        unit.report(
+            "PRT701",
+            start,
+            end,
+            f"`{name}` (PyTorch's CUDA C++ API): {TORCH_PROVIDES}; other targets port it to "
+            "their own backend's API",
+            advice,
+            node=node,
+        )
+
+
+def _statement_has_table_name(unit: Unit, table: NameTable, node) -> bool:
+    """Whether the statement around ``node`` names a CUDA API name of the table."""
+    current = node
+    while current is not None and current.type not in STATEMENT_KINDS:
+        if current.type in ("compound_statement", "translation_unit"):
+            return False
+        current = current.parent
+    if current is None:
+        return False
+    text = unit.data[current.start_byte : current.end_byte]
+    return any(
+        table.lookup(m.group().decode("ascii", "replace")) for m in table.candidates.finditer(text)
+    )
 
 
 #: Preprocessor conditionals, and the node types of their other branches.
@@ -249,9 +382,12 @@ def find_namespaces(unit: Unit, table: NameTable, hipified: dict[str, dict[str, 
 def find_headers(unit: Unit, table: NameTable, hipified: dict[str, dict[str, str]]) -> None:
     if not unit.contains(b"include"):
         return
+    api = torch_cuda_api(unit) if hipified else None
     for match in unit.finditer(INCLUDE):
         header = match.group(2).decode("utf-8", "surrogateescape")
         if header not in table.headers:
+            if api is not None and header.startswith(api.header_folders):
+                report_torch_header(unit, api, header, match.start(2), match.end(2))
             continue
         start, end = match.start(2), match.end(2)
         node = unit.node_at(start, end)
@@ -271,3 +407,18 @@ def find_headers(unit: Unit, table: NameTable, hipified: dict[str, dict[str, str
             targets["rocm"] = Advice(Status.UNSUPPORTED)
             message = f"CUDA header `{header}` has no HIP counterpart"
         unit.report("PRT704", start, end, message, targets, hip or None, node)
+
+
+def report_torch_header(unit: Unit, api: TorchCudaApi, header: str, start: int, end: int) -> None:
+    """PRT704 for a header of PyTorch's CUDA C++ API (``<ATen/cuda/CUDAContext.h>``) in a
+    source PyTorch builds: its hipify rewrites the path on ROCm; the other targets include
+    their own backend's headers. Not in the arm of an older PyTorch."""
+    node = unit.node_at(start, end)
+    if node.type == "comment" or api.in_old_torch_arm(unit, node):
+        return
+    targets = {"rocm": Advice(Status.PORTABLE, note=HIPIFIED_BY_TORCH), **api.targets}
+    message = (
+        f"PyTorch's CUDA header `{header}`: {HIPIFIED_BY_TORCH}; other targets include their "
+        "own backend's"
+    )
+    unit.report("PRT704", start, end, message, targets, node=node)
