@@ -25,6 +25,8 @@ def test_prefilter_admits_every_name_of_the_table():
     missed = [n for n, e in table.names.items() if e.api != "device" and not is_candidate(n)]
     assert missed == []
     assert all(is_candidate(f"#include <{header}>") for header in table.headers)
+    libraries = load_catalog().table("cxx")["nvidia_libraries"]["header_prefixes"]
+    assert all(is_candidate(f"#include <{prefix}tensor.hpp>") for prefix in libraries)
 
 
 def test_prefilter_skips_plain_cpp():

@@ -34,6 +34,7 @@ CUT_IN_FUNCTIONS = {
     "runtime_driver.hip.cu",
     "libraries.cpp",
     "nccl_device_api.cu",
+    "nvidia_libraries.cu",
     "plain.cpp",
     "runtime_driver.cu",
     "table_bugs.cu",

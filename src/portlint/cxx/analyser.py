@@ -88,6 +88,9 @@ CANDIDATE_WORDS = (
     "NVFFT_",
     "CUB_",
     "make_cu",
+    "device_launch_parameters.h",
+    "cutlass/",
+    "cute/",
 )
 #: Text that counts only at the start of a word, or followed by something: literal text -> a
 #: pattern that starts with it.

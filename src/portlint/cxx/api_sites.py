@@ -383,11 +383,15 @@ def find_headers(unit: Unit, table: NameTable, hipified: dict[str, dict[str, str
     if not unit.contains(b"include"):
         return
     api = torch_cuda_api(unit) if hipified else None
+    libraries = unit.catalog.table("cxx").get("nvidia_libraries", {})
+    library_prefixes = tuple(libraries.get("header_prefixes", ()))
     for match in unit.finditer(INCLUDE):
         header = match.group(2).decode("utf-8", "surrogateescape")
         if header not in table.headers:
             if api is not None and header.startswith(api.header_folders):
                 report_torch_header(unit, api, header, match.start(2), match.end(2))
+            elif header.startswith(library_prefixes):
+                report_library_header(unit, libraries, header, match.start(2), match.end(2))
             continue
         start, end = match.start(2), match.end(2)
         node = unit.node_at(start, end)
@@ -422,3 +426,31 @@ def report_torch_header(unit: Unit, api: TorchCudaApi, header: str, start: int, 
         "own backend's"
     )
     unit.report("PRT704", start, end, message, targets, node=node)
+
+
+def report_library_header(unit: Unit, libraries: dict, header: str, start: int, end: int) -> None:
+    """PRT704 for the first include of NVIDIA's CUTLASS or CuTe in the file (rules/cxx.toml
+    ``[nvidia_libraries]``), for every target: no other vendor has a build of them."""
+    prefixes = tuple(libraries.get("header_prefixes", ()))
+    first = unit.file_fact("nvidia_library_include", lambda data: _first_include(data, prefixes))
+    if first != unit.file_line(unit.point(start)[0]):
+        return
+    node = unit.node_at(start, end)
+    if node.type == "comment":
+        return
+    targets = {t: parse_advice(a) for t, a in libraries.get("targets", {}).items()}
+    message = (
+        f"NVIDIA's CUTLASS/CuTe header `{header}`: no build for AMD GPUs, a SYCL port for "
+        "Intel's; the file's use of it is ported to the target's own libraries (the first such "
+        "include of the file stands for the rest)"
+    )
+    unit.report("PRT704", start, end, message, targets, node=node)
+
+
+def _first_include(data: bytes, prefixes: tuple[str, ...]) -> int:
+    """The line of the file's first ``#include`` of a header under one of ``prefixes``, 0 when
+    there is none."""
+    for match in INCLUDE.finditer(data):
+        if match.group(2).decode("utf-8", "surrogateescape").startswith(prefixes):
+            return data.count(b"\n", 0, match.start(2)) + 1
+    return 0

@@ -619,6 +619,10 @@ class PartUnit(Unit):
         assert self.whole is not None
         return self.whole.fact(name, compute)
 
+    def file_line(self, line: int) -> int | None:
+        assert self.module is not None
+        return self.module.file_line(line) if self.module.owns(line) else None
+
     def contains(self, *literals: bytes) -> bool:
         assert self.whole is not None
         return any(self.whole.contains(literal, False) for literal in literals)

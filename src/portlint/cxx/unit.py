@@ -102,6 +102,11 @@ class Unit:
             self._facts[name] = compute(self.data)
         return self._facts[name]
 
+    def file_line(self, line: int) -> int | None:
+        """The file's line number of the unit's ``line`` (a part's unit maps its own lines to
+        the file's, and has none for the context lines it borrows: ``parts.PartUnit``)."""
+        return line
+
     def text(self, node: Node) -> str:
         return self.data[node.start_byte : node.end_byte].decode("utf-8", "surrogateescape")
 
