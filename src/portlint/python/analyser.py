@@ -134,6 +134,8 @@ CHECKS: dict[type, tuple[Check, ...]] = {
     ast.Return: (environment_checks.check_tool_return, distributed_checks.check_backend_return),
     ast.Import: (package_checks.check_import,),
     ast.ImportFrom: (package_checks.check_import,),
+    ast.If: (package_checks.check_toolkit_refusal,),
+    ast.Assert: (package_checks.check_toolkit_refusal,),
 }
 
 #: What opens a scope for names: where a name an arm binds is looked for (in a function).
@@ -269,6 +271,11 @@ class Analyser(ast.NodeVisitor):
         outer = self.guard
         for position, statement in enumerate(nodes):
             self.visit(statement)
+            if package_checks.refuses_without_toolkit(statement, self.ctx):
+                # ``if CUDA_HOME is None: raise ...``: only NVIDIA's CUDA builds go on, which
+                # are no target's; the refusal is every target's site
+                self.guard = self.guard.inside(False, frozenset(), frozenset())
+                continue
             # ``if torch.cuda.is_available(): ... else: raise ImportError(...)``: only CUDA goes
             # on after it, as after ``if not torch.cuda.is_available(): raise``
             node = _as_early_exit(statement, self.ctx.qualified_name, self.ctx.cuda_flags)

@@ -8,12 +8,12 @@ import re
 from collections.abc import Iterable
 from pathlib import PurePath
 
-from portlint.catalog import Catalog
+from portlint.catalog import Catalog, parse_advice
 from portlint.model import PORTABLE, TARGETS, Advice, Severity, Status
 from portlint.python.context import Context
 from portlint.python.extension_tests import extension_folder, setup_extensions
 from portlint.python.guards import NO_GUARD
-from portlint.python.tree import parent_map, statement_blocks, walk
+from portlint.python.tree import exits, parent_map, statement_blocks, walk
 
 CUDA_EXTENSION = "torch.utils.cpp_extension.CUDAExtension"
 EXTENSION_LOADERS = frozenset(
@@ -650,6 +650,55 @@ def check_extension_call(node: ast.Call, ctx: Context) -> None:
             if keyword.arg == "cuda_sources":
                 ctx.report(keyword, "PRT502", "`cuda_sources=` compiles CUDA kernels at run time")
         _check_extension_sources(node, ctx)
+
+
+def check_toolkit_refusal(node: ast.If | ast.Assert, ctx: Context) -> None:
+    """``if CUDA_HOME is None: raise RuntimeError("CUDA must be available")``, ``assert CUDA_HOME
+    is not None``: the build refuses every target without PyTorch's CUDA toolkit, ROCm included
+    (rules/packages.toml ``[toolkit_refusal]``). The test is their site; what follows it in its
+    block runs nowhere else (``refuses_without_toolkit``)."""
+    if not refuses_without_toolkit(node, ctx):
+        return
+    table = ctx.catalog.table("packages").get("toolkit_refusal", {})
+    targets = {t: parse_advice(a) for t, a in table.get("targets", {}).items()}
+    message = (
+        "the build refuses to go on without the CUDA toolkit: `CUDA_HOME` is set on PyTorch's "
+        "CUDA builds only (ROCm's set ROCM_HOME)"
+    )
+    ctx.report(node.test, "PRT502", message, targets=targets, severity=Severity.ERROR)
+
+
+def refuses_without_toolkit(statement: ast.AST, ctx: Context) -> bool:
+    """Whether ``statement`` stops where PyTorch found no CUDA toolkit: an ``if`` whose test
+    asks that ``CUDA_HOME`` is None (``is None``, ``not``) and whose body ends in a ``raise``
+    or an exit, or an ``assert`` that it is set."""
+    names = frozenset(ctx.catalog.table("packages").get("toolkit_refusal", {}).get("names", ()))
+    if isinstance(statement, ast.Assert):
+        return _names_toolkit(statement.test, ctx, names, missing=False)
+    if not (isinstance(statement, ast.If) and statement.body) or statement.orelse:
+        return False
+    last = statement.body[-1]
+    if not (isinstance(last, ast.Raise) or exits(last)):
+        return False
+    return _names_toolkit(statement.test, ctx, names, missing=True)
+
+
+def _names_toolkit(test: ast.expr, ctx: Context, names: frozenset[str], missing: bool) -> bool:
+    """``CUDA_HOME is None`` or ``not CUDA_HOME`` (``missing``), else ``CUDA_HOME is not None``
+    or ``CUDA_HOME``, of a name in ``names``."""
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        return _names_toolkit(test.operand, ctx, names, not missing)
+    if isinstance(test, ast.Compare) and len(test.ops) == 1:
+        other = test.comparators[0]
+        if not (isinstance(other, ast.Constant) and other.value is None):
+            return False
+        op = test.ops[0]
+        if isinstance(op, ast.Is | ast.Eq):
+            return missing and ctx.qualified_name(test.left) in names
+        if isinstance(op, ast.IsNot | ast.NotEq):
+            return not missing and ctx.qualified_name(test.left) in names
+        return False
+    return not missing and ctx.qualified_name(test) in names
 
 
 def _check_extension_sources(node: ast.Call, ctx: Context) -> None:
