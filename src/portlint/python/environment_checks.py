@@ -437,5 +437,26 @@ def check_tool_call(node: ast.Call, ctx: Context) -> None:
     strings = command.elts[:1] if isinstance(command, ast.List | ast.Tuple) else [command]
     if isinstance(command, ast.JoinedStr):
         strings = list(command.values)
+    split = _split_command(command, ctx)
+    if split is not None:
+        strings = split
     for string in strings:
         _report_tool(string, ctx, severity)
+
+
+def _split_command(command: ast.expr, ctx: Context) -> list[ast.expr] | None:
+    """The command line a list of words is split from: ``"nvidia-smi -L".split()``,
+    ``shlex.split(cmd)``, ``CMD.split()`` after ``CMD = "nvidia-smi --query-gpu=..."`` (the
+    string is the site, where the name holds it); None where the command is no such split."""
+    if not (isinstance(command, ast.Call) and not command.keywords):
+        return None
+    func = command.func
+    if isinstance(func, ast.Attribute) and func.attr == "split" and not command.args:
+        line = func.value
+    elif ctx.qualified_name(func) == "shlex.split" and len(command.args) == 1:
+        line = command.args[0]
+    else:
+        return None
+    if isinstance(line, ast.Name):
+        return [v for v in ctx.resolver.values_of(line.id) if isinstance(v, ast.Constant)]
+    return [line]
