@@ -104,7 +104,8 @@ def find_names(
         if not entry.listed and defined_here(unit, entry.cuda):
             continue
         node = unit.code_node(match.start(), match.end())
-        if node is None or node.type not in NAME_NODES:
+        # a CUDA keyword the grammar knows is a node of its own type (``__grid_constant__``)
+        if node is None or (node.type not in NAME_NODES and node.type != entry.cuda):
             continue
         if entry.cuda in version_macros and _tested_with_alternative(node):
             continue  # ``#if CUDA_VERSION >= 9000 ... #else``: ROCm takes the ``#else``
