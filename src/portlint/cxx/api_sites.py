@@ -225,7 +225,7 @@ def find_torch_cuda_api(unit: Unit, table: NameTable) -> None:
         )
 
 
-def _statement_has_table_name(unit: Unit, table: NameTable, node) -> bool:
+def _statement_has_table_name(unit: Unit, table: NameTable, node: Node) -> bool:
     """Whether the statement around ``node`` names a CUDA API name of the table."""
     current = node
     while current is not None and current.type not in STATEMENT_KINDS:
