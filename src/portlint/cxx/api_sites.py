@@ -177,9 +177,20 @@ def _arms(conditional: Node, node: Node) -> list[tuple[int, int]]:
     return spans
 
 
+#: ``torch_cuda_api`` per rules folder: read once, not once per source.
+_TORCH_CUDA_API: dict[str, TorchCudaApi] = {}
+
+
 def torch_cuda_api(unit: Unit) -> TorchCudaApi:
     """PyTorch's CUDA C++ API as rules/cxx.toml ``[torch_cuda_api]`` describes it."""
-    table = unit.catalog.table("cxx").get("torch_cuda_api", {})
+    key = str(unit.catalog.directory)
+    if key not in _TORCH_CUDA_API:
+        _TORCH_CUDA_API[key] = _read_torch_cuda_api(unit.catalog.table("cxx"))
+    return _TORCH_CUDA_API[key]
+
+
+def _read_torch_cuda_api(cxx: dict) -> TorchCudaApi:
+    table = cxx.get("torch_cuda_api", {})
     spaces = [
         r"\s*::\s*".join(re.escape(part) for part in space.split("::"))
         for space in table.get("namespaces", ())

@@ -9,6 +9,7 @@ comparison, a dispatch-key registration and a choice under a CUDA test are left 
 
 from __future__ import annotations
 
+import functools
 import re
 
 from tree_sitter import Node
@@ -48,6 +49,7 @@ def find_cuda_devices(unit: Unit) -> None:
         )
 
 
+@functools.cache
 def _pattern(names: tuple[str, ...]) -> re.Pattern[bytes]:
     """The last word of each name, after its own qualifiers (``DeviceType::`` in
     ``DeviceType::CUDA``), as group 1."""

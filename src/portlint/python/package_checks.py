@@ -672,15 +672,20 @@ def refuses_without_toolkit(statement: ast.AST, ctx: Context) -> bool:
     """Whether ``statement`` stops where PyTorch found no CUDA toolkit: an ``if`` whose test
     asks that ``CUDA_HOME`` is None (``is None``, ``not``) and whose body ends in a ``raise``
     or an exit, or an ``assert`` that it is set."""
-    names = frozenset(ctx.catalog.table("packages").get("toolkit_refusal", {}).get("names", ()))
+    # asked of every statement of every block: the cheap tests on its shape come first
     if isinstance(statement, ast.Assert):
-        return _names_toolkit(statement.test, ctx, names, missing=False)
-    if not (isinstance(statement, ast.If) and statement.body) or statement.orelse:
+        missing = False
+    elif (
+        isinstance(statement, ast.If)
+        and statement.body
+        and not statement.orelse
+        and (isinstance(statement.body[-1], ast.Raise) or exits(statement.body[-1]))
+    ):
+        missing = True
+    else:
         return False
-    last = statement.body[-1]
-    if not (isinstance(last, ast.Raise) or exits(last)):
-        return False
-    return _names_toolkit(statement.test, ctx, names, missing=True)
+    names = frozenset(ctx.catalog.table("packages").get("toolkit_refusal", {}).get("names", ()))
+    return _names_toolkit(statement.test, ctx, names, missing)
 
 
 def _names_toolkit(test: ast.expr, ctx: Context, names: frozenset[str], missing: bool) -> bool:
