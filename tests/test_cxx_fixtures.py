@@ -92,7 +92,11 @@ def test_unexpected_and_missing_findings_are_both_reported(tmp_path):
 
 
 def test_hipified_outputs_exist():
-    assert [p.name for p in HIPIFIED] == ["macros_split.hip.cu", "runtime_driver.hip.cu"]
+    assert [p.name for p in HIPIFIED] == [
+        "macros_split.hip.cu",
+        "runtime_driver.hip.cu",
+        "same_name_on_a_line.hip.cu",
+    ]
 
 
 def hipify(path, policy: FixPolicy) -> str:

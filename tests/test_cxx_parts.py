@@ -37,6 +37,8 @@ CUT_IN_FUNCTIONS = {
     "nvidia_libraries.cu",
     "plain.cpp",
     "runtime_driver.cu",
+    "same_name_on_a_line.cu",
+    "same_name_on_a_line.hip.cu",
     "table_bugs.cu",
     "table_libraries.cu",
     "table_versions.cu",

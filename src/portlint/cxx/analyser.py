@@ -276,3 +276,4 @@ def analyse_unit(unit: Unit, settings: Settings | None) -> None:
     find_cuda_devices(unit)
     report_kernels(unit, kernels)
     find_hazards(unit, kernels)
+    unit.flush()

@@ -17,7 +17,8 @@ from tree_sitter import Node, Tree
 
 from portlint.catalog import Catalog
 from portlint.cxx.preprocessor import NO_BRANCHES, Branches, in_regions
-from portlint.model import PORTABLE, Advice, Applicability, Edit, Fix, Severity, Span
+from portlint.fix import join_fixes
+from portlint.model import PORTABLE, Advice, Applicability, Edit, Finding, Fix, Severity, Span
 from portlint.sink import FindingSink
 from portlint.textindex import LineIndex
 
@@ -59,6 +60,11 @@ class Unit:
     #: What the preprocessor leaves out (``preprocessor.Branches``).
     branches: Branches = NO_BRANCHES
     _reported: set[tuple[str, int, int]] = field(default_factory=set)
+    #: The findings made so far, in order, until ``flush`` hands them to ``sink``; by (rule,
+    #: line, symbol, message), the index of the one that stands for that name on that line.
+    _pending: list[Finding] = field(default_factory=list)
+    _on_line: dict[tuple[str, int, str, str], int] = field(default_factory=dict)
+    _per_line_rules: frozenset[str] | None = None
     _line_starts: list[int] | None = None
     _folded: bytes | None = None
     _facts: dict[str, object] = field(default_factory=dict)
@@ -180,7 +186,43 @@ class Unit:
             edit = Edit(span, replacement)
             fix = Fix(Applicability.UNSAFE, (edit,), f"Replace with `{replacement}`", "rocm")
         symbol = self.index.text(span.line, span.column, span.end_line, span.end_column)
-        self.sink.emit(rule.finding(self.path, span, message, symbol, chosen, severity, fix))
+        finding = rule.finding(self.path, span, message, symbol, chosen, severity, fix)
+        if code not in self._one_per_line():
+            self._pending.append(finding)
+            return
+        key_on_line = (code, span.line, symbol, message)
+        first = self._on_line.get(key_on_line)
+        if first is None:
+            self._on_line[key_on_line] = len(self._pending)
+            self._pending.append(finding)
+            return
+        # ``cudaStream_t s = static_cast<cudaStream_t>(p);``, ``typedef cub::BlockLoad<T, N,
+        # cub::BLOCK_LOAD_DIRECT> Load;``: the same name again on a line is one site, one edit
+        # of the line; its finding stands for both, with both renames as its fix. Where the two
+        # fixes cannot be one, both findings stay: ``--fix`` edits what check mode reports.
+        twin = self._pending[first]
+        if twin.fix is None and fix is None:
+            return
+        joined = join_fixes(twin.fix, fix)
+        if joined is None:
+            self._pending.append(finding)
+        else:
+            self._pending[first] = twin._replace(fix=joined)
+
+    def _one_per_line(self) -> frozenset[str]:
+        """The rules whose findings on one line are one per name (rules/cxx.toml
+        ``[api_sites] one_per_line``)."""
+        if self._per_line_rules is None:
+            table = self.catalog.table("cxx").get("api_sites", {})
+            self._per_line_rules = frozenset(table.get("one_per_line", ()))
+        return self._per_line_rules
+
+    def flush(self) -> None:
+        """Hand the findings made so far to ``sink``, in the order they were made."""
+        for finding in self._pending:
+            self.sink.emit(finding)
+        self._pending.clear()
+        self._on_line.clear()
 
     def is_inactive(self, line: int) -> bool:
         """Whether no compiler sees the line (``preprocessor.Branches``)."""
