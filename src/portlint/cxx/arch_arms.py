@@ -8,6 +8,10 @@ It does not where
   AMD GPUs run the code as NVIDIA's newer GPUs do; or it only gives Hopper's programmatic
   dependent launch its hint (``cudaGridDependencySynchronize();``), which GPUs without it, AMD's
   as NVIDIA's older ones, do without;
+- both arms only define the same macros, each as a way to fail (``__brkpt()`` where the test
+  holds, ``assert(0 && x)`` where it does not), and the arm hip-clang compiles fails in a way its
+  device code has (``assert``, not a host assert that throws): the test picks how a failed check
+  stops;
 - the arm hip-clang compiles only refuses, saying that the code is for an NVIDIA architecture
   (``DG_DEVICE_ASSERT(false and "This kernel only support sm_90a")``), or, where the test compares
   ``__CUDA_ARCH__`` with a number, in place of inline PTX: the project's own answer for every GPU
@@ -52,6 +56,8 @@ class ArchTests(NamedTuple):
     nvidia_architecture: re.Pattern[str]
     hints: frozenset[str]
     hint_instructions: tuple[str, ...]
+    #: A call to one of these names refuses in HIP's device code too.
+    device_refusal: re.Pattern[str]
 
 
 @functools.cache
@@ -63,12 +69,21 @@ def arch_tests(catalog: Catalog) -> ArchTests:
         re.compile(table.get("nvidia_architecture", r"(?!)")),
         frozenset(table.get("hints", ())),
         tuple(table.get("hint_instructions", ())),
+        _calls_to(table.get("device_refusals", ())),
     )
+
+
+def _calls_to(names: list[str]) -> re.Pattern[str]:
+    """A call to one of ``names`` (none: never matches)."""
+    if not names:
+        return re.compile(r"(?!)")
+    alternatives = "|".join(map(re.escape, names))
+    return re.compile(rf"(?<![A-Za-z0-9_])(?:{alternatives})\s*\(")
 
 
 def needs_no_port(unit: Unit, condition: Node, compares: bool) -> bool:
     """Whether the ``#if``/``#elif``/``#ifdef`` whose condition is ``condition`` leaves ROCm
-    nothing to port (the module docstring's three cases). ``compares``: the condition compares
+    nothing to port (the module docstring's four cases). ``compares``: the condition compares
     ``__CUDA_ARCH__`` with a number, so its other arm is for NVIDIA's older GPUs; a bare
     ``#ifdef __CUDA_ARCH__`` tells the device pass from the host's, and its ``#else`` is host code
     that hip-clang's device pass would take, so only the refusals that name an architecture, or
@@ -79,6 +94,8 @@ def needs_no_port(unit: Unit, condition: Node, compares: bool) -> bool:
     skipped, compiled = arms
     tests = arch_tests(unit.catalog)
     if _only_refuses(unit, skipped, tests) or _only_hints(unit, skipped, tests):
+        return True
+    if _same_failing_macros(unit, skipped, compiled, tests):
         return True
     skipped_text = "".join(unit.text(node) for node in skipped)
     compiled_text = "".join(unit.text(node) for node in compiled)
@@ -204,6 +221,44 @@ def _refusal(unit: Unit, node: Node, tests: ArchTests) -> bool | None:
     if any(word in name.lower() for word in tests.refusal_words):
         return True
     return False if name in tests.reporting_calls else None
+
+
+def _same_failing_macros(
+    unit: Unit, skipped: list[Node], compiled: list[Node], tests: ArchTests
+) -> bool:
+    """Both arms only define the same macros, each as a way to fail (``#if
+    defined(__CUDA_ARCH__)`` / ``#define RUNTIME_ASSERT(x) __brkpt()`` / ``#else`` / ``#define
+    RUNTIME_ASSERT(x) assert(0 && x)``): the test picks how a failed check stops, and the arm
+    hip-clang compiles stops as well."""
+    skipped_macros = _failing_macros(unit, skipped, tests.refusal_words)
+    compiled_macros = _failing_macros(unit, compiled, tests.refusal_words, tests.device_refusal)
+    return bool(skipped_macros) and skipped_macros == compiled_macros
+
+
+def _failing_macros(
+    unit: Unit,
+    nodes: list[Node],
+    words: tuple[str, ...],
+    device: re.Pattern[str] | None = None,
+) -> frozenset[str] | None:
+    """The names an arm defines, where it only defines macros whose bodies call a refusal
+    (one of ``words``; with ``device``, one that HIP's device code has); None where it holds
+    anything else."""
+    names: set[str] = set()
+    for node in nodes:
+        if node.type in IGNORED or node.type == "preproc_include":
+            continue  # (``#include <assert.h>`` for the definition below)
+        if node.type not in ("preproc_def", "preproc_function_def"):
+            return None
+        name = node.child_by_field_name("name")
+        value = node.child_by_field_name("value")
+        body = unit.text(value) if value is not None else ""
+        if name is None or not any(word in body.lower() for word in words):
+            return None
+        if device is not None and device.search(body) is None:
+            return None
+        names.add(unit.text(name))
+    return frozenset(names)
 
 
 def _only_hints(unit: Unit, nodes: list[Node], tests: ArchTests) -> bool:
