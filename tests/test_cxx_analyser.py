@@ -126,7 +126,10 @@ def test_conditions_are_read_with_three_answers():
     assert inactive("0") and inactive("!ONE") and inactive("ONE && 0") and inactive("(ONE < 1)")
     assert inactive("defined(OTHER) && !defined ONE") and inactive("!(OTHER || 1)")
     assert not inactive("OTHER && ONE")  # OTHER is the build's to decide
-    assert not inactive("ONE + 0 == 0") and not inactive("F(1)")  # arithmetic, calls: not read
+    assert inactive("ONE + 0 == 0") and inactive("ONE * 10000 + 2 * 100 >= 10300")
+    assert not inactive("ONE * 10000 + 3 * 100 >= 10300") and inactive("7 / 2 - 7 % 2 != 2")
+    assert not inactive("OTHER * 2 > 1") and not inactive("ONE / 0")  # the build's, no answer
+    assert not inactive("F(1)") and not inactive("ONE << 1 == 1")  # calls, shifts: not read
     hip = ["#if __CUDA_ARCH__ >= 800", "a", "#elif X", "b", "#else", "c", "#endif"]
     nvcc = ["__CUDA_ARCH__", "__CUDACC_VER_MAJOR__"]
     assert hip_skipped_lines(hip, nvcc) == [(2, 2)]
@@ -138,3 +141,16 @@ def test_conditions_are_read_with_three_answers():
     continued = ["#if !defined(MUSA) && defined(__CUDA_ARCH__) && \\", "  (X >= 9)", "a", "#endif"]
     assert hip_skipped_lines(continued, nvcc) == [(3, 3)]
     assert inactive_lines(["#if ONE && \\", "    0", "a", "#endif"]) == [(3, 3)]
+    # a macro defined only where hip-clang does not look is undefined there too, and so is one
+    # defined only under it; one defined on a line hip-clang reads too is the build's
+    version = "#if (__CUDACC_VER_MAJOR__ * 10000 + __CUDACC_VER_MINOR__ * 100 >= 120400)"
+    derived = [version, "#define FAST", "#endif", "#ifdef FAST", "#define FASTER", "#endif"]
+    derived += ["#ifdef FASTER", "a", "#else", "b", "#endif"]
+    versions = [*nvcc, "__CUDACC_VER_MINOR__"]
+    # (line 5 has no #else: hip-clang compiles nothing in its place, so it stays a ROCm site)
+    assert hip_skipped_lines(derived, versions) == [(2, 2), (8, 8)]
+    refused = [*derived[:8], "#else", "assert(0);", "#endif"]
+    assert read_branches(refused, versions, (), ["assert"]).hip_skipped == [(2, 2)]
+    both = ["#if __CUDA_ARCH__ >= 800", "#define FAST 1", "#else", "#define FAST 0", "#endif"]
+    assert hip_skipped_lines([*both, "#if defined(FAST)", "a", "#endif"], nvcc) == [(2, 2)]
+    assert inactive_lines(derived) == []

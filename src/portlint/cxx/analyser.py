@@ -132,6 +132,7 @@ def make_unit(
     one part of a larger file, ``cxx.parts``, which leaves out the lines the whole file makes
     inactive itself; ``torch_built``: PyTorch's build compiles it, as the project's includes
     show, ``cxx.includes``)."""
+    from portlint.cxx.arch_arms import arch_tests
     from portlint.cxx.parsing import parse
     from portlint.cxx.preprocessor import (
         NO_BRANCHES,
@@ -163,7 +164,12 @@ def make_unit(
         covered=covered_targets(source.path),
         torch_built=torch_built,
         branches=(
-            read_branches(index.lines, guards.get("nvcc_macros", ()), guards.get("ide_macros", ()))
+            read_branches(
+                index.lines,
+                guards.get("nvcc_macros", ()),
+                guards.get("ide_macros", ()),
+                arch_tests(catalog).refusal_words,
+            )
             if unit_type is None
             else NO_BRANCHES
         ),

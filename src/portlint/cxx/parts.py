@@ -77,6 +77,7 @@ from dataclasses import dataclass, field
 from portlint.catalog import Catalog
 from portlint.config import Settings
 from portlint.cxx import hazards
+from portlint.cxx.arch_arms import arch_tests
 from portlint.cxx.preprocessor import (
     CONDITIONS,
     DIRECTIVE,
@@ -568,6 +569,8 @@ class WholeText:
     nvcc_macros: tuple[str, ...] = ()
     #: The macros only an editor's code model defines (rules/cxx.toml ``[guards] ide_macros``).
     ide_macros: tuple[str, ...] = ()
+    #: What makes a statement a refusal (rules/cxx_hazards.toml ``[arch_tests]``).
+    refusal_words: tuple[str, ...] = ()
     _found: dict[tuple[bytes, bool], bool] = field(default_factory=dict)
     _facts: dict[str, object] = field(default_factory=dict)
 
@@ -592,7 +595,9 @@ class WholeText:
     def branches(self) -> Branches:
         """What the preprocessor leaves out of the file (``preprocessor.Branches``), which only
         the whole file decides."""
-        return read_branches(split_lines(self.text), self.nvcc_macros, self.ide_macros)
+        return read_branches(
+            split_lines(self.text), self.nvcc_macros, self.ide_macros, self.refusal_words
+        )
 
 
 @dataclass
@@ -655,7 +660,10 @@ def lint_in_parts(source: SourceFile, settings: Settings, catalog: Catalog) -> F
         by_name.setdefault(piece.name, []).append((index, piece))
     del context
     whole = WholeText(
-        text, tuple(guards.get("nvcc_macros", ())), tuple(guards.get("ide_macros", ()))
+        text,
+        tuple(guards.get("nvcc_macros", ())),
+        tuple(guards.get("ide_macros", ())),
+        arch_tests(catalog).refusal_words,
     )
     found = FindingParts()
     limit = CONTEXT_PARTS * part_size(len(text))

@@ -73,7 +73,7 @@ DEFINITION = re.compile(r"^[ \t]*#[ \t]*(define|undef)[ \t]+(\w+)(\()?(.*)")
 #: A macro value that is a number: ``0``, ``(1)``, ``1u``.
 NUMBER = re.compile(r"\(*[ \t]*(\d+)[uUlL]*[ \t]*\)*")
 #: A token of a condition ``_decided`` reads: ``defined``, logic, comparisons, parentheses, words.
-TOKEN = re.compile(r"[ \t]*(\|\||&&|[<>=!]=|[()!<>]|\w+)")
+TOKEN = re.compile(r"[ \t]*(\|\||&&|[<>=!]=|<<|>>|[()!<>*/%+-]|\w+)")
 COMMENT = re.compile(r"/\*.*?\*/|//.*")
 #: C++'s alternative spellings of the operators a condition reads ([lex.digraph]): DeepGEMM writes
 #: ``#if (defined(__CUDA_ARCH__) and (__CUDA_ARCH__ >= 900)) or defined(__CLION_IDE__)``.
@@ -103,14 +103,19 @@ class Branches(NamedTuple):
     branches that need one of the macros only nvcc defines (rules/cxx.toml ``[guards]
     nvcc_macros``: ``#if __CUDA_ARCH__ >= 800``, ``#if defined(__CUDA_ARCH__) && ...``, the
     ``#else`` of ``#ifndef __CUDA_ARCH__``, ``#if __CUDACC_VER_MAJOR__ >= 11``): no ROCm site
-    there; the test itself is one (PRT804).
+    there; the test itself is one (PRT804). So are the branches that need a macro the file
+    defines only in such lines (``#if __CUDACC_VER_MAJOR__ >= 11`` / ``#define MMA_ENABLED``,
+    then ``#ifdef MMA_ENABLED``): hip-clang never defines it, and the test of the nvcc macro is
+    where the choice is made. Where hip-clang then compiles nothing in the branch's place but
+    a refusal (``#else RUNTIME_ASSERT("Unsupported architecture")``), the branch is AMD's to
+    port: it stays.
 
     A macro of the file counts only where the file defines it once, to a number or to nothing,
     before the condition and outside any ``#if`` but its include guard, and never undefines it:
     a value set inside a branch, one the build may give (``#ifndef X`` / ``#define X 0``) or one
     an include gives is the build's to decide. A condition that reads anything else (another
     macro, an operator other than ``!``, ``&&``, ``||`` (or their C++ spellings ``not``, ``and``,
-    ``or``) and comparisons) is undecided where its
+    ``or``), comparisons and ``+ - * / %``) is undecided where its
     answer depends on it, and so is every later branch of its group. Nothing is left out of a
     file whose ``#if`` groups do not balance (a directive inside a comment)."""
 
@@ -122,18 +127,99 @@ NO_BRANCHES = Branches([], [])
 
 
 def read_branches(
-    lines: list[str], nvcc_macros: Iterable[str], ide_macros: Iterable[str] = ()
+    lines: list[str],
+    nvcc_macros: Iterable[str],
+    ide_macros: Iterable[str] = (),
+    refusal_words: Iterable[str] = (),
 ) -> Branches:
     """The file's ``Branches``, its macros read once for both. ``ide_macros`` are defined only
     by an editor's code model, never by a compiler (rules/cxx.toml ``[guards] ide_macros``):
-    undefined for both."""
+    undefined for both. ``refusal_words`` make a statement a refusal (rules/cxx_hazards.toml
+    ``[arch_tests]``): the ``#else`` of a branch that needs a macro defined only for nvcc is
+    no fallback where it only refuses."""
     defined = _file_macros(lines)
     never: dict[str, Macro] = {name: (False, None) for name in ide_macros}
-    undefined: dict[str, Macro] = {name: (False, None) for name in nvcc_macros}
-    return Branches(
-        _regions(_dead_lines(lines, defined, never)),
-        _regions(_dead_lines(lines, defined, never | undefined)),
-    )
+    undefined: dict[str, Macro] = {name: (False, None) for name in never.keys() | set(nvcc_macros)}
+    nvcc_dead = hip_dead = _dead_lines(lines, defined, undefined)
+    for _ in range(DERIVED_ROUNDS):
+        # ``#if __CUDACC_VER_MAJOR__ >= 11`` / ``#define MMA_ENABLED`` / ``#endif``, then
+        # ``#ifdef MMA_ENABLED``: a macro the file defines only where hip-clang does not look is
+        # undefined there too
+        derived = _defined_only_in(lines, hip_dead) - undefined.keys()
+        if not derived:
+            break
+        undefined |= {name: (False, None) for name in derived}
+        hip_dead = _dead_lines(lines, defined, undefined)
+    if hip_dead is not nvcc_dead:
+        hip_dead = _with_fallbacks(lines, nvcc_dead, hip_dead, tuple(refusal_words))
+    return Branches(_regions(_dead_lines(lines, defined, never)), _regions(hip_dead))
+
+
+def _with_fallbacks(
+    lines: list[str], nvcc_dead: list[bool], hip_dead: list[bool], refusal_words: tuple[str, ...]
+) -> list[bool]:
+    """``hip_dead`` without the branches that only a macro defined for nvcc alone leaves out
+    (``nvcc_dead`` does not), where hip-clang compiles nothing in their place: no ``#else``
+    (or ``#elif``) follows, or what follows has no code or refuses (``RUNTIME_ASSERT("...")``,
+    ``__trap()``). AMD GPUs need code of their own there, and the branch stays a ROCm site."""
+    kept = list(hip_dead)
+    number = 0
+    while number < len(lines):
+        if not hip_dead[number] or nvcc_dead[number]:
+            number += 1
+            continue
+        end = number
+        while end < len(lines) and hip_dead[end] and not nvcc_dead[end]:
+            end += 1
+        if not _falls_back(lines, end, refusal_words):
+            kept[number:end] = [False] * (end - number)
+        number = end
+    return kept
+
+
+def _falls_back(lines: list[str], at: int, refusal_words: tuple[str, ...]) -> bool:
+    """Whether the directive at ``at`` opens an ``#else``/``#elif`` arm that holds code and no
+    refusal, up to its group's ``#endif``."""
+    match = DIRECTIVE.match(lines[at]) if at < len(lines) else None
+    if match is None or match.group(1) not in ("else", *CONDITIONS):
+        return False
+    depth = 1
+    code: list[str] = []
+    for line in lines[at + 1 :]:
+        directive = DIRECTIVE.match(line) if "#" in line else None
+        keyword = directive.group(1) if directive else None
+        if keyword in OPENERS:
+            depth += 1
+        elif keyword == "endif":
+            depth -= 1
+            if depth == 0:
+                break
+        text = COMMENT.sub("", line).strip()
+        if keyword is None and text:
+            code.append(text.lower())
+    joined = " ".join(code)
+    return bool(code) and not any(word in joined for word in refusal_words)
+
+
+#: How many times a macro defined only in hip-clang's skipped lines may lead to another
+#: (``#ifdef A`` / ``#define B``): enough for the chains real headers have.
+DERIVED_ROUNDS = 3
+
+
+def _defined_only_in(lines: list[str], dead: list[bool]) -> set[str]:
+    """The macros every ``#define`` of which sits on a ``dead`` line, that no live line defines
+    or undefines."""
+    inside: set[str] = set()
+    outside: set[str] = set()
+    for number, line in enumerate(lines):
+        if "#" not in line or "def" not in line:
+            continue
+        definition = DEFINITION.match(line)
+        if definition is None:
+            continue
+        kind, name = definition.group(1), definition.group(2)
+        (inside if kind == "define" and dead[number] else outside).add(name)
+    return inside - outside
 
 
 def _regions(dead: list[bool]) -> list[tuple[int, int]]:
@@ -221,7 +307,7 @@ def _decided(keyword: str, condition: str, macro: Callable[[str], Macro]) -> boo
     while position < len(text):
         token = TOKEN.match(text, position)
         if token is None:
-            return None  # arithmetic, a character literal: not read
+            return None  # a character literal: not read
         tokens.append(ALTERNATIVE_TOKENS.get(token.group(1), token.group(1)))
         position = token.end()
         while position < len(text) and text[position] in " \t":
@@ -272,11 +358,11 @@ class _Reading:
         return value
 
     def compared(self) -> int | None:
-        value = self.single()
+        value = self.summed()
         operator = self.peek()
         if operator in ("<", ">", "<=", ">=", "==", "!="):
             self.next()
-            other = self.single()
+            other = self.summed()
             if value is None or other is None:
                 return None
             answers = {
@@ -288,6 +374,32 @@ class _Reading:
                 "!=": value != other,
             }
             return int(answers[operator])
+        return value
+
+    def summed(self) -> int | None:
+        """``a + b - c`` (``__CUDACC_VER_MAJOR__ * 10000 + __CUDACC_VER_MINOR__ * 100``)."""
+        value = self.multiplied()
+        while self.peek() in ("+", "-"):
+            operator = self.next()
+            other = self.multiplied()
+            if value is None or other is None:
+                value = None
+            else:
+                value = value + other if operator == "+" else value - other
+        return value
+
+    def multiplied(self) -> int | None:
+        value = self.single()
+        while self.peek() in ("*", "/", "%"):
+            operator = self.next()
+            other = self.single()
+            if value is None or other is None or (operator != "*" and other == 0):
+                value = None
+            elif operator == "*":
+                value = value * other
+            else:  # C divides towards zero
+                quotient = abs(value) // abs(other) * (1 if (value < 0) == (other < 0) else -1)
+                value = quotient if operator == "/" else value - quotient * other
         return value
 
     def single(self) -> int | None:
