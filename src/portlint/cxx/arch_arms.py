@@ -8,6 +8,9 @@ It does not where
   AMD GPUs run the code as NVIDIA's newer GPUs do; or it only gives Hopper's programmatic
   dependent launch its hint (``cudaGridDependencySynchronize();``), which GPUs without it, AMD's
   as NVIDIA's older ones, do without;
+- where the test compares ``__CUDA_ARCH__`` with a number, the arms only define flags
+  (``#define KERUTILS_ENABLE_SM90``) that the rest of the file never reads: names for the
+  architecture, whose uses in the files that read them are the sites;
 - both arms only define the same macros, each as a way to fail (``__brkpt()`` where the test
   holds, ``assert(0 && x)`` where it does not), and the arm hip-clang compiles fails in a way its
   device code has (``assert``, not a host assert that throws): the test picks how a failed check
@@ -83,7 +86,7 @@ def _calls_to(names: list[str]) -> re.Pattern[str]:
 
 def needs_no_port(unit: Unit, condition: Node, compares: bool) -> bool:
     """Whether the ``#if``/``#elif``/``#ifdef`` whose condition is ``condition`` leaves ROCm
-    nothing to port (the module docstring's four cases). ``compares``: the condition compares
+    nothing to port (the module docstring's cases). ``compares``: the condition compares
     ``__CUDA_ARCH__`` with a number, so its other arm is for NVIDIA's older GPUs; a bare
     ``#ifdef __CUDA_ARCH__`` tells the device pass from the host's, and its ``#else`` is host code
     that hip-clang's device pass would take, so only the refusals that name an architecture, or
@@ -96,6 +99,8 @@ def needs_no_port(unit: Unit, condition: Node, compares: bool) -> bool:
     if _only_refuses(unit, skipped, tests) or _only_hints(unit, skipped, tests):
         return True
     if _same_failing_macros(unit, skipped, compiled, tests):
+        return True
+    if compares and _flags_used_elsewhere(unit, skipped, compiled):
         return True
     skipped_text = "".join(unit.text(node) for node in skipped)
     compiled_text = "".join(unit.text(node) for node in compiled)
@@ -233,6 +238,43 @@ def _same_failing_macros(
     skipped_macros = _failing_macros(unit, skipped, tests.refusal_words)
     compiled_macros = _failing_macros(unit, compiled, tests.refusal_words, tests.device_refusal)
     return bool(skipped_macros) and skipped_macros == compiled_macros
+
+
+def _flags_used_elsewhere(unit: Unit, skipped: list[Node], compiled: list[Node]) -> bool:
+    """The arms only define flags (``#define KERUTILS_ENABLE_SM90``, ``#define HAS_TMA 1``):
+    names for the architecture, which the rest of the file never reads. Their uses, in the
+    files that read them, are the sites. (A file that reads one itself, ``#if
+    defined(ARCH_SUPPORTS_FLASH)``, makes the choice here: the test stays its site.)"""
+    names = _flags(unit, skipped)
+    if not names or (compiled and _flags(unit, compiled) is None):
+        return False
+    spans = [(node.start_byte, node.end_byte) for node in skipped + compiled]
+    for name in names:
+        word = re.compile(rb"(?<![A-Za-z0-9_])" + re.escape(name.encode()) + rb"(?![A-Za-z0-9_])")
+        for match in word.finditer(unit.data):
+            at = match.start()
+            if any(start <= at < end for start, end in spans):
+                continue
+            if not unit.is_inactive(unit.point(at)[0]):
+                return False  # (an editor's stub, ``#ifdef __CLION_IDE__``, reads nothing)
+    return True
+
+
+def _flags(unit: Unit, nodes: list[Node]) -> set[str] | None:
+    """The names an arm defines, where it only defines object-like macros to nothing or to a
+    number; None where it holds anything else."""
+    names: set[str] = set()
+    for node in nodes:
+        if node.type in IGNORED:
+            continue
+        name = node.child_by_field_name("name")
+        value = node.child_by_field_name("value")
+        if node.type != "preproc_def" or name is None:
+            return None
+        if value is not None and not unit.text(value).strip().isdigit():
+            return None
+        names.add(unit.text(name))
+    return names
 
 
 def _failing_macros(
