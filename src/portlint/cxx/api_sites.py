@@ -94,9 +94,12 @@ def is_torch_extension(unit: Unit) -> bool:
 def find_names(
     unit: Unit, table: NameTable, rocm: tuple[int, ...], hipified: dict[str, dict[str, str]]
 ) -> None:
+    from portlint.cxx.hazards import inside_inline_ptx
+
     version_macros = frozenset(
         unit.catalog.table("cxx").get("guards", {}).get("version_macros", ())
     )
+    asm_checked = unit.contains(b"asm")
     for match in unit.finditer(table.candidates):
         entry = table.lookup(match.group().decode("ascii", "replace"))
         if entry is None:
@@ -109,6 +112,8 @@ def find_names(
             continue
         if entry.cuda in version_macros and _tested_with_alternative(node):
             continue  # ``#if CUDA_VERSION >= 9000 ... #else``: ROCm takes the ``#else``
+        if asm_checked and inside_inline_ptx(unit, node):
+            continue  # an operand of inline PTX, which PRT803 reports: one port
         renamed = hipified.get("names", {}).get(entry.cuda)
         report_entry(unit, entry, match.start(), match.end(), node, rocm, renamed)
 

@@ -486,12 +486,7 @@ def find_inline_ptx(unit: Unit) -> None:
     for match in unit.finditer(ASM):
         node = unit.node_at(match.start(), match.end())
         statement = node.parent
-        if statement is None or statement.type != "gnu_asm_expression":
-            continue
-        code = statement.child_by_field_name("assembly_code")
-        template = unit.text(code) if code is not None else ""
-        # Host code may hold x86/Arm assembly; device code can only hold PTX.
-        if not (unit.in_device_code(node) or PTX_TEXT.search(template)):
+        if statement is None or not is_inline_ptx(unit, statement):
             continue
         unit.report(
             "PRT803",
@@ -499,6 +494,27 @@ def find_inline_ptx(unit: Unit) -> None:
             match.end(),
             "inline PTX assembly does not build for AMD GPUs: use a HIP intrinsic or builtin",
         )
+
+
+def is_inline_ptx(unit: Unit, statement: Node) -> bool:
+    """Whether ``statement`` is an ``asm(...)`` of PTX (PRT803's site): host code may hold
+    x86/Arm assembly, device code can only hold PTX."""
+    if statement.type != "gnu_asm_expression":
+        return False
+    code = statement.child_by_field_name("assembly_code")
+    template = unit.text(code) if code is not None else ""
+    return unit.in_device_code(statement) or PTX_TEXT.search(template) is not None
+
+
+def inside_inline_ptx(unit: Unit, node: Node) -> bool:
+    """Whether ``node`` is part of an ``asm(...)`` of PTX (``__cvta_generic_to_shared(p)`` as
+    its operand): porting the assembly, PRT803's site, ports the operand with it."""
+    current = node.parent
+    while current is not None and current.type not in ("compound_statement", "translation_unit"):
+        if current.type == "gnu_asm_expression":
+            return is_inline_ptx(unit, current)
+        current = current.parent
+    return False
 
 
 # -- PRT804 __CUDA_ARCH__ and compute capability ------------------------------------------------
