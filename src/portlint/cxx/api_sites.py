@@ -94,7 +94,7 @@ def is_torch_extension(unit: Unit) -> bool:
 def find_names(
     unit: Unit, table: NameTable, rocm: tuple[int, ...], hipified: dict[str, dict[str, str]]
 ) -> None:
-    from portlint.cxx.hazards import inside_inline_ptx
+    from portlint.cxx.hazards import inside_inline_ptx  # (hazards imports this module)
 
     version_macros = frozenset(
         unit.catalog.table("cxx").get("guards", {}).get("version_macros", ())

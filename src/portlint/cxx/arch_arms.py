@@ -263,18 +263,10 @@ def _flags_used_elsewhere(unit: Unit, skipped: list[Node], compiled: list[Node])
 def _flags(unit: Unit, nodes: list[Node]) -> set[str] | None:
     """The names an arm defines, where it only defines object-like macros to nothing or to a
     number; None where it holds anything else."""
-    names: set[str] = set()
-    for node in nodes:
-        if node.type in IGNORED:
-            continue
-        name = node.child_by_field_name("name")
-        value = node.child_by_field_name("value")
-        if node.type != "preproc_def" or name is None:
-            return None
-        if value is not None and not unit.text(value).strip().isdigit():
-            return None
-        names.add(unit.text(name))
-    return names
+    found = _definitions(unit, nodes, ("preproc_def",), headers=False)
+    if found is None or any(body.strip() and not body.strip().isdigit() for _, body in found):
+        return None
+    return {name for name, _ in found}
 
 
 def _failing_macros(
@@ -286,21 +278,33 @@ def _failing_macros(
     """The names an arm defines, where it only defines macros whose bodies call a refusal
     (one of ``words``; with ``device``, one that HIP's device code has); None where it holds
     anything else."""
-    names: set[str] = set()
-    for node in nodes:
-        if node.type in IGNORED or node.type == "preproc_include":
-            continue  # (``#include <assert.h>`` for the definition below)
-        if node.type not in ("preproc_def", "preproc_function_def"):
-            return None
-        name = node.child_by_field_name("name")
-        value = node.child_by_field_name("value")
-        body = unit.text(value) if value is not None else ""
-        if name is None or not any(word in body.lower() for word in words):
+    # (``#include <assert.h>`` may come with the definition)
+    found = _definitions(unit, nodes, ("preproc_def", "preproc_function_def"), headers=True)
+    if found is None:
+        return None
+    for _, body in found:
+        if not any(word in body.lower() for word in words):
             return None
         if device is not None and device.search(body) is None:
             return None
-        names.add(unit.text(name))
-    return frozenset(names)
+    return frozenset(name for name, _ in found)
+
+
+def _definitions(
+    unit: Unit, nodes: list[Node], kinds: tuple[str, ...], headers: bool
+) -> list[tuple[str, str]] | None:
+    """(name, body) of each macro an arm defines, where it holds only definitions of ``kinds``
+    (and includes, with ``headers``); None where it holds anything else."""
+    found: list[tuple[str, str]] = []
+    for node in nodes:
+        if node.type in IGNORED or (headers and node.type == "preproc_include"):
+            continue
+        name = node.child_by_field_name("name")
+        if node.type not in kinds or name is None:
+            return None
+        value = node.child_by_field_name("value")
+        found.append((unit.text(name), unit.text(value) if value is not None else ""))
+    return found
 
 
 def _only_hints(unit: Unit, nodes: list[Node], tests: ArchTests) -> bool:

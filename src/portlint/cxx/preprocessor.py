@@ -141,7 +141,7 @@ def read_branches(
     never: dict[str, Macro] = {name: (False, None) for name in ide_macros}
     undefined: dict[str, Macro] = {name: (False, None) for name in never.keys() | set(nvcc_macros)}
     nvcc_dead = hip_dead = _dead_lines(lines, defined, undefined)
-    for _ in range(DERIVED_ROUNDS):
+    for _ in range(DERIVED_ROUNDS if True in hip_dead else 0):
         # ``#if __CUDACC_VER_MAJOR__ >= 11`` / ``#define MMA_ENABLED`` / ``#endif``, then
         # ``#ifdef MMA_ENABLED``: a macro the file defines only where hip-clang does not look is
         # undefined there too
