@@ -409,6 +409,9 @@ class Analyser(ast.NodeVisitor):
             node, self.relevance.has_candidate, POSITIONS
         )
         self.ctx.cuda_flags.update(_cuda_predicates(node))
+        if "init_process_group" in self.ctx.text:
+            # what follows ``init_process_group("nccl")`` runs with several GPU processes
+            self.ctx.package_scopes.extend(self.multi_device.nccl_group_scopes(node))
         self.armed_flags = _armed_attribute_flags(node, self.ctx.text)
         for flag, test in self.armed_flags.items():
             self.ctx.cuda_flags.add(flag)

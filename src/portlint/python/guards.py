@@ -301,6 +301,8 @@ class MultiDevice:
     distributed_flags: frozenset[str] = frozenset()
     #: callees that say a process group is set up (``dist.is_initialized``)
     group_checks: tuple[str, ...] = ()
+    #: targets that never run what follows a process group set up over NCCL
+    nccl_group_absent: frozenset[str] = frozenset()
 
     @classmethod
     def from_facts(cls, facts: Mapping[str, Mapping], table: Mapping) -> MultiDevice:
@@ -324,6 +326,47 @@ class MultiDevice:
             frozenset(table.get("launch_variables", ())),
             frozenset(table.get("distributed_flags", ())),
             tuple(table.get("group_checks", ())),
+            frozenset(table.get("nccl_group_absent", ())),
+        )
+
+    def nccl_group_scopes(self, module: ast.Module) -> list[tuple[int, int, frozenset[str]]]:
+        """The lines that run only after a statement set up a process group over NCCL
+        (``dist.init_process_group(backend="nccl")``): the rest of that statement's block, and
+        where the statement is in a class's ``__init__``, the rest of the class (its methods
+        run on an instance that set the group up). They run with several processes, one per
+        GPU: none of ``nccl_group_absent``'s concern (the setup itself stays their site)."""
+        scopes: list[tuple[int, int, frozenset[str]]] = []
+        if not self.nccl_group_absent:
+            return scopes
+        for node in walk(module):
+            for block in _blocks(node):
+                setup = next((s for s in block if self._sets_up_nccl(s)), None)
+                if setup is not None and setup is not block[-1]:
+                    last = block[-1].end_lineno or block[-1].lineno
+                    scopes.append((_end(setup) + 1, last, self.nccl_group_absent))
+            if isinstance(node, ast.ClassDef):
+                for method in node.body:
+                    if not (isinstance(method, ast.FunctionDef) and method.name == "__init__"):
+                        continue
+                    setup = next((s for s in method.body if self._sets_up_nccl(s)), None)
+                    if setup is not None:
+                        last = node.end_lineno or node.lineno
+                        scopes.append((_end(setup) + 1, last, self.nccl_group_absent))
+        return scopes
+
+    def _sets_up_nccl(self, statement: ast.stmt) -> bool:
+        """``dist.init_process_group("nccl", ...)``, ``init_process_group(backend=
+        Backend.NCCL)``: a statement that is such a call (or assigns its result)."""
+        if not isinstance(statement, ast.Expr | ast.Assign):
+            return False
+        call = statement.value
+        if not (isinstance(call, ast.Call) and _call_name(call) in self.group_setups):
+            return False
+        given = [*call.args[:1], *(k.value for k in call.keywords if k.arg == "backend")]
+        return any(
+            (isinstance(value, ast.Constant) and str(value.value).lower() == "nccl")
+            or (isinstance(value, ast.Attribute) and value.attr == "NCCL")
+            for value in given
         )
 
     def names_scope(self, name: str) -> bool:
@@ -560,6 +603,24 @@ def _always_run(body: list[ast.AST]) -> list[ast.AST]:
         elif not isinstance(statement, NOT_ALWAYS_RUN):
             found.append(statement)
     return found
+
+
+def _blocks(node: ast.AST) -> list[list[ast.stmt]]:
+    """The blocks of statements right below ``node``: its body, ``else`` and ``finally``
+    blocks, and its ``except`` handlers' bodies."""
+    found = [
+        block
+        for field in ("body", "orelse", "finalbody")
+        if isinstance(block := getattr(node, field, None), list)
+        and block
+        and isinstance(block[0], ast.stmt)
+    ]
+    found += [handler.body for handler in getattr(node, "handlers", ()) or ()]
+    return found
+
+
+def _end(node: ast.AST) -> int:
+    return getattr(node, "end_lineno", None) or getattr(node, "lineno", 0)
 
 
 def _statements(body: list[ast.AST]) -> list[ast.AST]:
