@@ -531,6 +531,10 @@ def _report_torch_cuda(node: ast.AST, name: str, ctx: Context) -> None:
     if severity is Severity.WARNING and _sizes_host_work(parent, ctx):
         # ``nd = torch.cuda.device_count()`` then ``os.cpu_count() // max(nd, 1)`` workers
         severity = Severity.INFO
+    if severity is Severity.WARNING and _only_presentation(parent, ctx):
+        # ``CACHE_EXAMPLES = torch.cuda.is_available() and ...`` read only as gradio's
+        # ``cache_examples=``: the demo shows its examples another way, nothing runs elsewhere
+        severity = Severity.INFO
     if call is None and LEGACY_TYPE.fullmatch(member) and _only_compared(node, ctx):
         # ``_FLOAT_TYPES = (torch.FloatTensor, torch.cuda.FloatTensor)`` for isinstance: the type
         # exists in every build, only making one raises; another device's tensors are not of it
@@ -765,6 +769,41 @@ def _sizes_host_work(call: ast.AST | None, ctx: Context) -> bool:
     return name in ctx.scope_fact(
         "host work sizes", scope, lambda s: _read_beside(s, calls, resolve)
     )
+
+
+def _only_presentation(call: ast.AST | None, ctx: Context) -> bool:
+    """``CACHE_EXAMPLES = torch.cuda.is_available() and os.getenv(...) == "1"`` whose every read
+    in its scope (the function, else the module) is the value of a keyword of rules/
+    torch_api.toml ``[presentation] keywords`` (``gr.Examples(..., cache_examples=...)``): the
+    answer only changes how a page presents its examples."""
+    if not isinstance(call, ast.Call):
+        return False
+    value: ast.AST = call
+    while isinstance(holder := ctx.parents.get(id(value)), ast.BoolOp):
+        value = holder  # ``torch.cuda.is_available() and os.getenv("X") == "1"``
+    name = ctx.assigned_name(value)
+    if name is None:
+        return False
+    keywords = frozenset(ctx.catalog.table("torch_api").get("presentation", {}).get("keywords", ()))
+    scope = ctx.function_scope() or next(iter(ctx.walk_stack), None)
+    if not keywords or scope is None:
+        return False
+    return name in ctx.scope_fact("presentation names", scope, lambda s: _read_only_as(s, keywords))
+
+
+def _read_only_as(scope: ast.AST, keywords: frozenset[str]) -> frozenset[str]:
+    """The names of ``scope`` read at least once, and each time as the whole value of a
+    keyword argument named in ``keywords``."""
+    given: set[int] = set()
+    for node in walk(scope):
+        if isinstance(node, ast.keyword) and node.arg in keywords:
+            given.add(id(node.value))
+    inside: set[str] = set()
+    elsewhere: set[str] = set()
+    for node in walk(scope):
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
+            (inside if id(node) in given else elsewhere).add(node.id)
+    return frozenset(inside - elsewhere)
 
 
 def _read_beside(scope: ast.AST, calls: frozenset[str], resolve) -> frozenset[str]:
