@@ -72,6 +72,12 @@ def check_import(node: ast.Import | ast.ImportFrom, ctx: Context) -> None:
         if fallback and _probes_package(ctx, package):
             continue
         checked = not fallback and _under_availability_check(node, ctx, package)
+        if (fallback or checked) and package_row(package, ctx.catalog).get("one_generation"):
+            # ``try: import flash_attn_interface except ImportError: FA3 = False``: a package
+            # for one NVIDIA GPU generation, whose guarded import NVIDIA's other GPUs answer
+            # False to as well: a probe, with the fallback every other target takes
+            _scope_after_import(node, ctx, package, True)
+            continue
         integration = not (fallback or checked) and _integration_module(node, ctx, package)
         if not (fallback or checked) and _nvidia_only_integration(node, ctx, package):
             # ``import tensorrt as trt`` at the top of ``trt/engine.py``: the integration of a
