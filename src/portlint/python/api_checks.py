@@ -772,23 +772,27 @@ def _sizes_host_work(call: ast.AST | None, ctx: Context) -> bool:
 
 
 def _only_presentation(call: ast.AST | None, ctx: Context) -> bool:
-    """``CACHE_EXAMPLES = torch.cuda.is_available() and os.getenv(...) == "1"`` whose every read
-    in its scope (the function, else the module) is the value of a keyword of rules/
-    torch_api.toml ``[presentation] keywords`` (``gr.Examples(..., cache_examples=...)``): the
-    answer only changes how a page presents its examples."""
+    """``CACHE_EXAMPLES = torch.cuda.is_available() and os.getenv(...) == "1"``: the answer is
+    kept in a name spelled as a keyword of rules/torch_api.toml ``[presentation] keywords``
+    (Gradio's ``cache_examples``), or, in a function, in a name whose every read there is the
+    value of such a keyword (``gr.Examples(..., cache_examples=...)``): it only changes how a
+    page presents its examples. (At module level only the name counts: a large file is analysed
+    in parts, and the reads may be in another part.)"""
     if not isinstance(call, ast.Call):
         return False
     value: ast.AST = call
     while isinstance(holder := ctx.parents.get(id(value)), ast.BoolOp):
         value = holder  # ``torch.cuda.is_available() and os.getenv("X") == "1"``
     name = ctx.assigned_name(value)
-    if name is None:
-        return False
     keywords = frozenset(ctx.catalog.table("torch_api").get("presentation", {}).get("keywords", ()))
-    scope = ctx.function_scope() or next(iter(ctx.walk_stack), None)
-    if not keywords or scope is None:
+    if name is None or not keywords:
         return False
-    return name in ctx.scope_fact("presentation names", scope, lambda s: _read_only_as(s, keywords))
+    if name.lower() in keywords:
+        return True
+    scope = ctx.function_scope()
+    return scope is not None and name in ctx.scope_fact(
+        "presentation names", scope, lambda s: _read_only_as(s, keywords)
+    )
 
 
 def _read_only_as(scope: ast.AST, keywords: frozenset[str]) -> frozenset[str]:
