@@ -209,6 +209,19 @@ class Finding(_FindingFields):
         return self._replace(targets=shared_targets(kept))
 
 
+#: Severities from the least to the most severe.
+SEVERITY_RANK = {Severity.INFO: 0, Severity.WARNING: 1, Severity.ERROR: 2}
+
+
+def says_all(finding: Finding, other: Finding) -> bool:
+    """``finding`` lists every target ``other`` does (portable ones aside), at least as
+    severe: where both are one site, ``finding`` can stand for ``other``."""
+    listed = {t for t, advice in finding.targets.items() if not advice.portable}
+    return {t for t, advice in other.targets.items() if not advice.portable} <= listed and (
+        SEVERITY_RANK[finding.severity] >= SEVERITY_RANK[other.severity]
+    )
+
+
 class SourceFile(NamedTuple):
     """A file read from disk, decoded, with what is needed to write it back unchanged."""
 

@@ -18,7 +18,17 @@ from tree_sitter import Node, Tree
 from portlint.catalog import Catalog
 from portlint.cxx.preprocessor import NO_BRANCHES, Branches, in_regions
 from portlint.fix import join_fixes
-from portlint.model import PORTABLE, Advice, Applicability, Edit, Finding, Fix, Severity, Span
+from portlint.model import (
+    PORTABLE,
+    Advice,
+    Applicability,
+    Edit,
+    Finding,
+    Fix,
+    Severity,
+    Span,
+    says_all,
+)
 from portlint.sink import FindingSink
 from portlint.textindex import LineIndex
 
@@ -39,6 +49,16 @@ NOT_CODE = frozenset(
     }
 )
 FUNCTION_KINDS = frozenset({"function_definition", "lambda_expression"})
+#: Nodes a name's search for the call it is an argument of does not go past.
+STATEMENT_ENDS = frozenset(
+    {
+        "expression_statement",
+        "declaration",
+        "compound_statement",
+        "preproc_def",
+        "lambda_expression",
+    }
+)
 DEVICE_QUALIFIERS = frozenset({"__global__", "__device__"})
 
 
@@ -64,6 +84,8 @@ class Unit:
     #: line, symbol, message), the index of the one that stands for that name on that line.
     _pending: list[Finding] = field(default_factory=list)
     _on_line: dict[tuple[str, int, str, str], int] = field(default_factory=dict)
+    #: By (start, end) bytes, the index in ``_pending`` of a name's finding (a call's callee).
+    _at: dict[tuple[int, int], int] = field(default_factory=dict)
     _per_line_rules: frozenset[str] | None = None
     _line_starts: list[int] | None = None
     _folded: bytes | None = None
@@ -193,7 +215,14 @@ class Unit:
         key_on_line = (code, span.line, symbol, message)
         first = self._on_line.get(key_on_line)
         if first is None:
+            # ``cudaMemcpy(d, h, n, cudaMemcpyHostToDevice)``: an argument of a call whose
+            # callee is reported is that call's site, one statement to port
+            site = self._callee_site(node)
+            if site is not None and _stands_for(self._pending[site], finding):
+                first = site
+        if first is None:
             self._on_line[key_on_line] = len(self._pending)
+            self._at[(start, end)] = len(self._pending)
             self._pending.append(finding)
             return
         # ``cudaStream_t s = static_cast<cudaStream_t>(p);``, ``typedef cub::BlockLoad<T, N,
@@ -201,13 +230,31 @@ class Unit:
         # of the line; its finding stands for both, with both renames as its fix. Where the two
         # fixes cannot be one, both findings stay: ``--fix`` edits what check mode reports.
         twin = self._pending[first]
-        if twin.fix is None and fix is None:
+        if twin.fix is None and finding.fix is None:
             return
         joined = join_fixes(twin.fix, fix)
         if joined is None:
             self._pending.append(finding)
         else:
             self._pending[first] = twin._replace(fix=joined)
+
+    def _callee_site(self, node: Node | None) -> int | None:
+        """The index in ``_pending`` of the finding of the callee of the call ``node`` is an
+        argument of, on the same line, or None. Only the innermost call counts
+        (``CHECK(cudaMemcpy(..., cudaMemcpyDeviceToHost))``: ``cudaMemcpy``)."""
+        if node is None or not self._at:
+            return None
+        child, current = node, node.parent
+        while current is not None and current.type != "call_expression":
+            if current.type in STATEMENT_ENDS:
+                return None
+            child, current = current, current.parent
+        if current is None or child.type != "argument_list":
+            return None
+        callee = current.child_by_field_name("function")
+        if callee is None or callee.start_point[0] != node.start_point[0]:
+            return None
+        return self._at.get((callee.start_byte, callee.end_byte))
 
     def _one_per_line(self) -> frozenset[str]:
         """The rules whose findings on one line are one per name (rules/cxx.toml
@@ -223,6 +270,7 @@ class Unit:
             self.sink.emit(finding)
         self._pending.clear()
         self._on_line.clear()
+        self._at.clear()
 
     def is_inactive(self, line: int) -> bool:
         """Whether no compiler sees the line (``preprocessor.Branches``)."""
@@ -240,3 +288,18 @@ def is_device_function(function: Node) -> bool:
 def _inside_not_code(node: Node) -> bool:
     parent = node.parent
     return parent is not None and parent.type in NOT_CODE
+
+
+def _stands_for(call: Finding, argument: Finding) -> bool:
+    """The finding of a call can stand for that of a name among its arguments: it says all the
+    argument's does (targets, as severe), and the argument's own says nothing more: its rename
+    can join the call's (both have a fix), or it has none and names no counterpart of its own
+    (a manual port's hint such as cuDNN's ``CUDNN_DATA_FLOAT`` to ``miopenFloat`` stays a
+    finding of its own)."""
+    if not says_all(call, argument):
+        return False
+    if call.fix is not None and argument.fix is not None:
+        return join_fixes(call.fix, argument.fix) is not None
+    return argument.fix is None and all(
+        advice.replacement is None for advice in argument.targets.values() if not advice.portable
+    )

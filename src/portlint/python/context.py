@@ -12,7 +12,17 @@ from dataclasses import dataclass, field, replace
 from typing import Any, TypeVar
 
 from portlint.catalog import Catalog, Rule, parse_advice
-from portlint.model import PORTABLE, Advice, Applicability, Finding, Fix, Severity, Span, Status
+from portlint.model import (
+    PORTABLE,
+    Advice,
+    Applicability,
+    Finding,
+    Fix,
+    Severity,
+    Span,
+    Status,
+    says_all,
+)
 from portlint.python.guards import (
     CUDA_CHECKS,
     NO_GUARD,
@@ -32,15 +42,6 @@ from portlint.textindex import LineIndex
 #: The rules of a hard-coded device string and of a ``torch.cuda`` use.
 DEVICE_STRING_RULE = "PRT101"
 TORCH_CUDA_RULE = "PRT201"
-SEVERITY_RANK = {Severity.INFO: 0, Severity.WARNING: 1, Severity.ERROR: 2}
-
-
-def _says_all(finding: Finding, other: Finding) -> bool:
-    """``finding`` lists every target ``other`` does, at least as severe."""
-    listed = {t for t, advice in finding.targets.items() if not advice.portable}
-    return {t for t, advice in other.targets.items() if not advice.portable} <= listed and (
-        SEVERITY_RANK[finding.severity] >= SEVERITY_RANK[other.severity]
-    )
 
 
 GUARDED_NOTE = "only on the CUDA path: {targets} skip it and silently run on the CPU"
@@ -458,7 +459,7 @@ class Context:
             arms = [n for arm in (choice.body, choice.orelse) for n in walk(arm)]
             said = [strings[id(n)] for n in arms if id(n) in strings]
             # the string's finding must say all the test's does: its targets, as severe
-            if any(_says_all(string, finding) for string in said):
+            if any(says_all(string, finding) for string in said):
                 report.hidden = True
 
     def _compared_device(self, node: ast.AST) -> bool:
@@ -489,7 +490,7 @@ class Context:
             if not isinstance(part, ast.Assign | ast.Expr):
                 return False  # ``if xpu: w.to("xpu") else: w.to("cuda")``: more than a move
             said = [moves[id(n)] for n in walk(part) if id(n) in moves]
-            if not said or not all(_says_all(move, test) for move in said):
+            if not said or not all(says_all(move, test) for move in said):
                 return False
         return True
 
