@@ -292,14 +292,14 @@ def _inside_not_code(node: Node) -> bool:
 
 def _stands_for(call: Finding, argument: Finding) -> bool:
     """The finding of a call can stand for that of a name among its arguments: it says all the
-    argument's does (targets, as severe), and the argument's own says nothing more: its rename
-    can join the call's (both have a fix), or it has none and names no counterpart of its own
-    (a manual port's hint such as cuDNN's ``CUDNN_DATA_FLOAT`` to ``miopenFloat`` stays a
-    finding of its own)."""
+    argument's does (targets, as severe), and the argument's own says nothing more: it has a
+    rename to join to the call's (``report`` keeps both where the two cannot be one fix), or it
+    has none and names no counterpart of its own (a manual port's hint such as cuDNN's
+    ``CUDNN_DATA_FLOAT`` to ``miopenFloat`` stays a finding of its own)."""
     if not says_all(call, argument):
         return False
     if call.fix is not None and argument.fix is not None:
-        return join_fixes(call.fix, argument.fix) is not None
+        return True
     return argument.fix is None and all(
         advice.replacement is None for advice in argument.targets.values() if not advice.portable
     )
