@@ -116,6 +116,11 @@ class Catalog:
     def target_facts(self) -> dict[str, dict[str, Any]]:
         return self.table("targets").get("target", {})
 
+    @functools.cached_property
+    def single_device_targets(self) -> frozenset[str]:
+        """The targets with one device at most (``single_device`` in rules/targets.toml)."""
+        return frozenset(t for t, row in self.target_facts().items() if row.get("single_device"))
+
 
 #: Changes when what ``read_toml`` keeps of a file changes.
 COMPILED_FORMAT = 1

@@ -67,8 +67,6 @@ MANUAL = Advice(Status.MANUAL)
 UNBOUND_NOTE = (
     "only on the CUDA path: {targets} skip it, never set `{name}`, and fail where it is read"
 )
-#: The targets with one device at most: the Apple GPU, and a CPU-only machine.
-SINGLE_DEVICE = frozenset({"mps", "cpu"})
 #: What a CUDA test says when its arm picks ONNX Runtime's CUDA provider (``_provider_tests``).
 PROVIDER_NOTE = "its arm picks ONNX Runtime's CUDA provider: each target needs its own"
 #: Calls that print or log: ``print``, ``logger.info``, ``sys.stderr.write``.
@@ -768,7 +766,8 @@ class Context:
                 if targets[target].status is Status.RENAME:
                     targets[target] = UNSUPPORTED
         if id(report.node) in self.single_device_tests or self._same_for_one_device(report.node):
-            targets.update((t, PORTABLE) for t in SINGLE_DEVICE & targets.keys())
+            single = self.catalog.single_device_targets
+            targets.update((t, PORTABLE) for t in single & targets.keys())
         providers = self.provider_tests.get(id(report.node))
         if providers is not None:
             # the arm picks ONNX Runtime's CUDA provider: each listed target needs its own, and

@@ -74,8 +74,6 @@ TYPE_FIRST_ARGUMENT = frozenset(
 TYPE_KEYWORDS = frozenset({"device_type", "accelerator"})
 #: How many assignments deep a device string is followed through variables.
 FLOW_DEPTH = 3
-#: Targets with one device, whose advice has no index to keep ("mps", "cpu").
-SINGLE_DEVICE_TARGETS = ("mps", "cpu")
 
 
 @dataclass(frozen=True)
@@ -371,7 +369,9 @@ def check_device_strings(node: ast.Call, ctx: Context) -> None:
             if behaviour:
                 message += f" ({behaviour})"
             fix = _device_fix(node, name, argument, literal, wants_type, ctx)
-            targets = _keeping_index(ctx.catalog.rules["PRT101"].targets, text)
+            targets = _keeping_index(
+                ctx.catalog.rules["PRT101"].targets, text, ctx.catalog.single_device_targets
+            )
             listed = _listed_beside(argument, literal.node, ctx)
             param = _marked_test_parameter(node, ctx)
             if param is not None:
@@ -692,16 +692,17 @@ def _parameter_devices(param: ast.Call, ctx: Context) -> frozenset[str]:
     return frozenset(found - {None})
 
 
-def _keeping_index(targets, text: str) -> dict[str, Advice]:
+def _keeping_index(targets, text: str, single: frozenset[str]) -> dict[str, Advice]:
     """Per-target advice for a device string with an index: ``f"cuda:{rank}"`` becomes
-    ``f"npu:{rank}"``, not ``"npu"`` (which would put every rank on device 0)."""
+    ``f"npu:{rank}"``, not ``"npu"`` (which would put every rank on device 0). A target with
+    one device (``single``) has no index to keep."""
     if "cuda:" not in text:
         return dict(targets)
     return {
         target: advice._replace(replacement=text.replace("cuda", target, 1))
         if advice.status is Status.RENAME
         and advice.replacement == f'"{target}"'
-        and target not in SINGLE_DEVICE_TARGETS
+        and target not in single
         else advice
         for target, advice in targets.items()
     }
@@ -1177,7 +1178,8 @@ def check_device_type_comparison(node: ast.Compare, ctx: Context) -> None:
         if _picks_auto_placement(node, ctx):
             # ``"auto" if dev == "cuda" else dev``: the CUDA arm only spreads the model over
             # several devices, which a single-device target does not have
-            targets.update((t, PORTABLE) for t in SINGLE_DEVICE_TARGETS if t in targets)
+            single = ctx.catalog.single_device_targets
+            targets.update((t, PORTABLE) for t in single & targets.keys())
         rng_only = _feeds_only_rng_fork(node, ctx)
         # ``x.device.type == "cuda" and w.device.type == "cuda"``, or a test in the arm of ``if
         # torch.cuda.is_available():``: evaluated only where the first test found CUDA, which

@@ -301,8 +301,6 @@ class MultiDevice:
     distributed_flags: frozenset[str] = frozenset()
     #: callees that say a process group is set up (``dist.is_initialized``)
     group_checks: tuple[str, ...] = ()
-    #: targets that never run what follows a process group set up over NCCL
-    nccl_group_absent: frozenset[str] = frozenset()
 
     @classmethod
     def from_facts(cls, facts: Mapping[str, Mapping], table: Mapping) -> MultiDevice:
@@ -326,7 +324,6 @@ class MultiDevice:
             frozenset(table.get("launch_variables", ())),
             frozenset(table.get("distributed_flags", ())),
             tuple(table.get("group_checks", ())),
-            frozenset(table.get("nccl_group_absent", ())),
         )
 
     def nccl_group_scopes(self, module: ast.Module) -> list[tuple[int, int, frozenset[str]]]:
@@ -334,16 +331,14 @@ class MultiDevice:
         (``dist.init_process_group(backend="nccl")``): the rest of that statement's block, and
         where the statement is in a class's ``__init__``, the rest of the class (its methods
         run on an instance that set the group up). They run with several processes, one per
-        GPU: none of ``nccl_group_absent``'s concern (the setup itself stays their site)."""
+        GPU: none of a single-device target's concern."""
         scopes: list[tuple[int, int, frozenset[str]]] = []
-        if not self.nccl_group_absent:
-            return scopes
         for node in walk(module):
             for block in _blocks(node):
                 setup = next((s for s in block if self._sets_up_nccl(s)), None)
                 if setup is not None and setup is not block[-1]:
                     last = block[-1].end_lineno or block[-1].lineno
-                    scopes.append((_end(setup) + 1, last, self.nccl_group_absent))
+                    scopes.append((_end(setup) + 1, last, self.single))
             if isinstance(node, ast.ClassDef):
                 for method in node.body:
                     if not (isinstance(method, ast.FunctionDef) and method.name == "__init__"):
@@ -351,7 +346,7 @@ class MultiDevice:
                     setup = next((s for s in method.body if self._sets_up_nccl(s)), None)
                     if setup is not None:
                         last = node.end_lineno or node.lineno
-                        scopes.append((_end(setup) + 1, last, self.nccl_group_absent))
+                        scopes.append((_end(setup) + 1, last, self.single))
         return scopes
 
     def _sets_up_nccl(self, statement: ast.stmt) -> bool:
