@@ -289,6 +289,8 @@ class MultiDevice:
     single_process_members: frozenset[str] = frozenset()
     #: names of process counts (``world_size``)
     process_counts: frozenset[str] = frozenset()
+    #: last words of the names of a process's rank (``local_rank``, ``get_rank``)
+    rank_words: frozenset[str] = frozenset()
     #: calls that set up a group of processes (``init_process_group``)
     group_setups: frozenset[str] = frozenset()
     device_selections: frozenset[str] = frozenset()
@@ -317,6 +319,7 @@ class MultiDevice:
             frozenset(word.lower() for word in table.get("scope_negations", ())),
             frozenset(table.get("single_process_members", ())),
             frozenset(table.get("process_counts", ())),
+            frozenset(table.get("rank_words", ())),
             frozenset(table.get("group_setups", ())),
             frozenset(table.get("device_selections", ())),
             frozenset(word.lower() for word in table.get("mode_words", ())),
@@ -425,18 +428,38 @@ class MultiDevice:
 
     def asks_several_processes(self, test: ast.expr) -> bool:
         """``world_size > 1``, ``dist.get_world_size() >= 2``, ``num_gpus > 1`` somewhere in
-        the test: a count of processes or devices above one."""
+        the test: a count of processes or devices above one. Or a process other than the
+        first (see ``_other_rank``)."""
+        if self._other_rank(test):
+            return True
         for node in walk(test):
             if not (isinstance(node, ast.Compare) and len(node.ops) == 1):
                 continue
-            side, op, other = node.left, node.ops[0], node.comparators[0]
-            if _count_name(side) not in self.process_counts or not isinstance(other, ast.Constant):
-                continue
-            if (isinstance(op, ast.Gt) and other.value == 1) or (
-                isinstance(op, ast.GtE) and other.value == 2
+            side, op, value = node.left, node.ops[0], _integer(node.comparators[0])
+            if _count_name(side) in self.process_counts and (
+                (isinstance(op, ast.Gt) and value == 1) or (isinstance(op, ast.GtE) and value == 2)
             ):
                 return True
         return False
+
+    def _other_rank(self, test: ast.expr) -> bool:
+        """``local_rank != 0``, ``dist.get_rank() > 0``, ``args.local_rank != -1`` (-1 meaning
+        no launcher), alone or in an ``and``: the test holds only for a process other than the
+        first, or for a rank a launcher set. The rank's name ends with a word of
+        ``rank_words``. Not in an ``or``, whose other operands let one process through."""
+        if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And):
+            return any(self._other_rank(value) for value in test.values)
+        if not (isinstance(test, ast.Compare) and len(test.ops) == 1):
+            return False
+        name = _count_name(test.left)
+        if name is None or name.lower().rsplit("_", 1)[-1] not in self.rank_words:
+            return False
+        op, value = test.ops[0], _integer(test.comparators[0])
+        return (
+            (isinstance(op, ast.NotEq) and value in (0, -1))
+            or (isinstance(op, ast.Gt) and value == 0)
+            or (isinstance(op, ast.GtE) and value == 1)
+        )
 
     def launched(self, test: ast.expr) -> bool:
         """``"RANK" in os.environ`` (or an ``and`` with such a test): the process was started by
@@ -934,6 +957,16 @@ def _package_names(folder: str) -> tuple[str, ...]:
 def _last_name(node: ast.AST) -> str | None:
     """``a.b.c`` -> ``c``; ``c`` -> ``c``; None for anything else."""
     return node.attr if isinstance(node, ast.Attribute) else getattr(node, "id", None)
+
+
+def _integer(node: ast.expr) -> int | None:
+    """The integer a literal writes: ``1``, ``-1`` (a minus sign before a constant)."""
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+        inner = _integer(node.operand)
+        return None if inner is None else -inner
+    if isinstance(node, ast.Constant) and type(node.value) is int:
+        return node.value
+    return None
 
 
 def _count_name(side: ast.expr) -> str | None:
