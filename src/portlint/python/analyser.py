@@ -182,9 +182,7 @@ class Analyser(ast.NodeVisitor):
             runtimes=tuple(runtimes.get("words", ())),
             systems=_systems(ctx.catalog),
         )
-        self.multi_device = MultiDevice.from_facts(
-            ctx.catalog.target_facts(), ctx.catalog.table("targets").get("multi_device", {})
-        )
+        self.multi_device = MultiDevice.from_catalog(ctx.catalog)
         if self.multi_device.names_module(ctx.path):
             # ``tensor_parallel/layers.py``: the whole module is about several devices, which a
             # single-device target has not

@@ -14,10 +14,13 @@ import os
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
-from typing import TypeGuard
+from typing import TYPE_CHECKING, TypeGuard
 
 from portlint.python.backends import WORD, vendor_of
 from portlint.python.tree import walk
+
+if TYPE_CHECKING:
+    from portlint.catalog import Catalog
 
 #: Qualified names whose truth means "an NVIDIA (or ROCm) GPU is here".
 CUDA_CHECKS = frozenset(
@@ -305,8 +308,10 @@ class MultiDevice:
     group_checks: tuple[str, ...] = ()
 
     @classmethod
-    def from_facts(cls, facts: Mapping[str, Mapping], table: Mapping) -> MultiDevice:
-        single = frozenset(t for t, row in facts.items() if row.get("single_device"))
+    def from_catalog(cls, catalog: Catalog) -> MultiDevice:
+        facts = catalog.target_facts()
+        table = catalog.table("targets").get("multi_device", {})
+        single = catalog.single_device_targets
         backends = {row.get("backend") for t, row in facts.items() if t not in single}
         backends = (backends | {"nccl"}) - {None, "gloo"}
         return cls(
