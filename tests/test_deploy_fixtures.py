@@ -47,6 +47,7 @@ def test_every_file_of_the_repository_is_recognised():
         "k8s/broken.yaml": "yaml",
         "k8s/deployment.yaml": "yaml",
         "kernels/setup.py": "python-setup",
+        "nvcc_arch_flag/setup.py": "python-setup",
         "plugins/broken/pyproject.toml": "pyproject",
         "plugins/pyproject.toml": "pyproject",
         "plugins/setup.cfg": "setup-cfg",

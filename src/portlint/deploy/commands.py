@@ -105,14 +105,15 @@ def check_image_reference(rep: Reporter, word: Word) -> None:
 
 def check_arch_flags(
     rep: Reporter, word: Word, preceding: Word | None, following: Word | None
-) -> None:
+) -> bool:
     """PRT923 for nvcc architecture flags, alone or inside a longer word ("-O3 -arch=sm_80"):
-    one finding per word, at its first flag (one string of six ``-gencode=`` flags is one edit)."""
+    one finding per word, at its first flag (one string of six ``-gencode=`` flags is one edit).
+    Whether it reported one."""
     table = deploy_table(rep.catalog)["nvcc_flags"]
     value = compiled(table["value"])
     tokens = [(m.group(), m.start(), m.end()) for m in re.finditer(r"\S+", word.text)]
     if not tokens:  # an empty word: a command cut off after "&&"
-        return
+        return False
     after = [t[0] for t in tokens[1:]] + [following.text if following else ""]
     previous = preceding.text if preceding else ""
     flags: list[tuple[str, int, int]] = []
@@ -128,13 +129,14 @@ def check_arch_flags(
             flags.append((token, start, end))
         previous = flag
     if not flags:
-        return
+        return False
     token, start, end = flags[0]
     message = f"`{token}` names NVIDIA GPU architectures"
     if len(flags) > 1:
         more = f"{len(flags) - 1} more flag" + ("s" if len(flags) > 2 else "")
         message = f"`{token}` and {more} in this argument name NVIDIA GPU architectures"
     rep.add("PRT923", word.part(start, end), message)
+    return True
 
 
 def check_container_cli(rep: Reporter, words: list[Word]) -> None:

@@ -15,6 +15,9 @@ from portlint.deploy.requirements import check_requirement
 from portlint.deploy.words import Word
 from portlint.model import SourceFile, Span
 from portlint.python.analyser import analyse_python
+from portlint.python.names import NameResolver, import_bindings
+from portlint.python.package_checks import stops_without_toolkit
+from portlint.python.tree import statement_blocks, statements_walk
 from portlint.sink import FindingList, FindingSink
 
 REQUIREMENT_KEYWORDS = frozenset({"install_requires", "setup_requires", "tests_require"})
@@ -36,7 +39,7 @@ def analyse_setup_py(source: SourceFile, catalog: Catalog, settings, sink: Findi
                     for string in requirement_strings(keyword.value):
                         check_requirement(rep, string_word(rep, string))
     if not builds_for_rocm(source.text, catalog):
-        check_flag_strings(rep, tree)
+        check_flag_strings(rep, tree, after_toolkit_refusal(tree, catalog))
 
 
 def builds_for_rocm(text: str, catalog: Catalog) -> bool:
@@ -47,23 +50,57 @@ def builds_for_rocm(text: str, catalog: Catalog) -> bool:
     return any(word in text for word in words)
 
 
-def check_flag_strings(rep: Reporter, tree: ast.Module) -> None:
+def after_toolkit_refusal(tree: ast.Module, catalog: Catalog) -> list[tuple[int, int]]:
+    """The lines (first, last) of the statements that follow a refusal without the CUDA toolkit
+    in their block (``if CUDA_HOME is None: raise ...``, ``assert CUDA_HOME is not None``): they
+    run only where PyTorch found nvcc, which is no target's build (the refusal is the site,
+    PRT502)."""
+    bindings: dict[str, str] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import | ast.ImportFrom):
+            bindings.update(import_bindings(node))
+    resolver = NameResolver()
+    resolver.module.bindings.update(bindings)
+    spans = []
+    for node in statements_walk(tree):
+        for block in statement_blocks(node):
+            for position, statement in enumerate(block):
+                if stops_without_toolkit(statement, catalog, resolver.qualified_name):
+                    rest = block[position + 1 :]
+                    if rest:
+                        spans.append((rest[0].lineno, rest[-1].end_lineno or rest[-1].lineno))
+                    break
+    return spans
+
+
+def check_flag_strings(rep: Reporter, tree: ast.Module, skipped: list[tuple[int, int]]) -> None:
     """PRT923 in the script's strings, each read after the string before it in the same list
-    (``["-gencode", "arch=compute_80,code=sm_80"]`` is one flag); docstrings and other strings
-    that stand alone as a statement are prose, not arguments."""
+    (``["-gencode", "arch=compute_80,code=sm_80"]`` is one flag), once per list (one edit gives
+    hipcc its flags instead); docstrings and other strings that stand alone as a statement are
+    prose, not arguments. Not in the ``skipped`` lines."""
     prose = {id(node.value) for node in ast.walk(tree) if isinstance(node, ast.Expr)}
     preceding: dict[int, ast.Constant] = {}
+    holder: dict[int, ast.AST] = {}
     for node in ast.walk(tree):
         if isinstance(node, ast.List | ast.Tuple):
             strings = [e if _is_string(e) else None for e in node.elts]
+            holder.update((id(e), node) for e in strings if e is not None)
             for before, after in pairwise(strings):
                 if before is not None and after is not None:
                     preceding[id(after)] = before
+    reported: set[int] = set()
     for node in ast.walk(tree):
-        if _is_string(node) and id(node) not in prose:
-            before = preceding.get(id(node))
-            previous = string_word(rep, before) if before is not None else None
-            check_arch_flags(rep, string_word(rep, node), previous, None)
+        if not _is_string(node) or id(node) in prose:
+            continue
+        if any(first <= node.lineno <= last for first, last in skipped):
+            continue
+        container = holder.get(id(node))
+        if container is not None and id(container) in reported:
+            continue
+        before = preceding.get(id(node))
+        previous = string_word(rep, before) if before is not None else None
+        if check_arch_flags(rep, string_word(rep, node), previous, None) and container is not None:
+            reported.add(id(container))
 
 
 def _is_string(node: ast.AST) -> TypeGuard[ast.Constant]:

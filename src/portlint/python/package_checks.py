@@ -5,7 +5,7 @@ from __future__ import annotations
 import ast
 import functools
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import PurePath
 
 from portlint.catalog import Catalog, parse_advice
@@ -675,9 +675,18 @@ def check_toolkit_refusal(node: ast.If | ast.Assert, ctx: Context) -> None:
 
 
 def refuses_without_toolkit(statement: ast.AST, ctx: Context) -> bool:
+    """Whether ``statement`` stops where PyTorch found no CUDA toolkit
+    (``stops_without_toolkit``), with the names of ``ctx``'s file."""
+    return stops_without_toolkit(statement, ctx.catalog, ctx.qualified_name)
+
+
+def stops_without_toolkit(
+    statement: ast.AST, catalog: Catalog, qualified_name: Callable[[ast.expr], str | None]
+) -> bool:
     """Whether ``statement`` stops where PyTorch found no CUDA toolkit: an ``if`` whose test
     asks that ``CUDA_HOME`` is None (``is None``, ``not``) and whose body ends in a ``raise``
-    or an exit, or an ``assert`` that it is set."""
+    or an exit, or an ``assert`` that it is set (``qualified_name`` resolves the file's names:
+    ``CUDA_HOME`` -> ``torch.utils.cpp_extension.CUDA_HOME``)."""
     # asked of every statement of every block: the cheap tests on its shape come first
     if isinstance(statement, ast.Assert):
         missing = False
@@ -690,26 +699,31 @@ def refuses_without_toolkit(statement: ast.AST, ctx: Context) -> bool:
         missing = True
     else:
         return False
-    names = frozenset(ctx.catalog.table("packages").get("toolkit_refusal", {}).get("names", ()))
-    return _names_toolkit(statement.test, ctx, names, missing)
+    names = frozenset(catalog.table("packages").get("toolkit_refusal", {}).get("names", ()))
+    return _names_toolkit(statement.test, qualified_name, names, missing)
 
 
-def _names_toolkit(test: ast.expr, ctx: Context, names: frozenset[str], missing: bool) -> bool:
+def _names_toolkit(
+    test: ast.expr,
+    qualified_name: Callable[[ast.expr], str | None],
+    names: frozenset[str],
+    missing: bool,
+) -> bool:
     """``CUDA_HOME is None`` or ``not CUDA_HOME`` (``missing``), else ``CUDA_HOME is not None``
     or ``CUDA_HOME``, of a name in ``names``."""
     if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
-        return _names_toolkit(test.operand, ctx, names, not missing)
+        return _names_toolkit(test.operand, qualified_name, names, not missing)
     if isinstance(test, ast.Compare) and len(test.ops) == 1:
         other = test.comparators[0]
         if not (isinstance(other, ast.Constant) and other.value is None):
             return False
         op = test.ops[0]
         if isinstance(op, ast.Is | ast.Eq):
-            return missing and ctx.qualified_name(test.left) in names
+            return missing and qualified_name(test.left) in names
         if isinstance(op, ast.IsNot | ast.NotEq):
-            return not missing and ctx.qualified_name(test.left) in names
+            return not missing and qualified_name(test.left) in names
         return False
-    return not missing and ctx.qualified_name(test) in names
+    return not missing and qualified_name(test) in names
 
 
 def _check_extension_sources(node: ast.Call, ctx: Context) -> None:
