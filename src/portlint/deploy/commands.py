@@ -105,15 +105,24 @@ def check_image_reference(rep: Reporter, word: Word) -> None:
 
 def check_arch_flags(
     rep: Reporter, word: Word, preceding: Word | None, following: Word | None
-) -> bool:
+) -> None:
     """PRT923 for nvcc architecture flags, alone or inside a longer word ("-O3 -arch=sm_80"):
-    one finding per word, at its first flag (one string of six ``-gencode=`` flags is one edit).
-    Whether it reported one."""
+    one finding per word, at its first flag (one string of six ``-gencode=`` flags is one edit)."""
+    flags = arch_flags(rep, word, preceding, following)
+    if flags:
+        report_arch_flags(rep, word, flags[0], len(flags) - 1, "argument")
+
+
+def arch_flags(
+    rep: Reporter, word: Word, preceding: Word | None, following: Word | None
+) -> list[tuple[str, int, int]]:
+    """The nvcc architecture flags in ``word`` (token, start, end), read after the word before
+    it (``-gencode`` then ``arch=compute_80,code=sm_80`` is one flag) and before the next."""
     table = deploy_table(rep.catalog)["nvcc_flags"]
     value = compiled(table["value"])
     tokens = [(m.group(), m.start(), m.end()) for m in re.finditer(r"\S+", word.text)]
     if not tokens:  # an empty word: a command cut off after "&&"
-        return False
+        return []
     after = [t[0] for t in tokens[1:]] + [following.text if following else ""]
     previous = preceding.text if preceding else ""
     flags: list[tuple[str, int, int]] = []
@@ -128,15 +137,20 @@ def check_arch_flags(
         if found:
             flags.append((token, start, end))
         previous = flag
-    if not flags:
-        return False
-    token, start, end = flags[0]
+    return flags
+
+
+def report_arch_flags(
+    rep: Reporter, word: Word, first: tuple[str, int, int], more: int, holder: str
+) -> None:
+    """One PRT923 at ``first`` (a flag of ``word``), counting the ``more`` flags of the same
+    ``holder`` (an argument, a list) that it stands for."""
+    token, start, end = first
     message = f"`{token}` names NVIDIA GPU architectures"
-    if len(flags) > 1:
-        more = f"{len(flags) - 1} more flag" + ("s" if len(flags) > 2 else "")
-        message = f"`{token}` and {more} in this argument name NVIDIA GPU architectures"
+    if more:
+        others = f"{more} more flag" + ("s" if more > 1 else "")
+        message = f"`{token}` and {others} in this {holder} name NVIDIA GPU architectures"
     rep.add("PRT923", word.part(start, end), message)
-    return True
 
 
 def check_container_cli(rep: Reporter, words: list[Word]) -> None:

@@ -4,11 +4,10 @@ of ``setup()`` and nvcc architecture flags in ``extra_compile_args``."""
 from __future__ import annotations
 
 import ast
-from itertools import pairwise
 from typing import TypeGuard
 
 from portlint.catalog import Catalog
-from portlint.deploy.commands import check_arch_flags
+from portlint.deploy.commands import arch_flags, check_arch_flags, report_arch_flags
 from portlint.deploy.facts import deploy_table
 from portlint.deploy.report import Reporter
 from portlint.deploy.requirements import check_requirement
@@ -76,31 +75,34 @@ def after_toolkit_refusal(tree: ast.Module, catalog: Catalog) -> list[tuple[int,
 def check_flag_strings(rep: Reporter, tree: ast.Module, skipped: list[tuple[int, int]]) -> None:
     """PRT923 in the script's strings, each read after the string before it in the same list
     (``["-gencode", "arch=compute_80,code=sm_80"]`` is one flag), once per list (one edit gives
-    hipcc its flags instead); docstrings and other strings that stand alone as a statement are
-    prose, not arguments. Not in the ``skipped`` lines."""
+    hipcc its flags instead) and once per string outside a list; docstrings and other strings
+    that stand alone as a statement are prose, not arguments. Not in the ``skipped`` lines."""
     prose = {id(node.value) for node in ast.walk(tree) if isinstance(node, ast.Expr)}
-    preceding: dict[int, ast.Constant] = {}
-    holder: dict[int, ast.AST] = {}
+    listed: set[int] = set()
     for node in ast.walk(tree):
         if isinstance(node, ast.List | ast.Tuple):
-            strings = [e if _is_string(e) else None for e in node.elts]
-            holder.update((id(e), node) for e in strings if e is not None)
-            for before, after in pairwise(strings):
-                if before is not None and after is not None:
-                    preceding[id(after)] = before
-    reported: set[int] = set()
+            strings = [e if _is_string(e) and id(e) not in prose else None for e in node.elts]
+            listed.update(id(e) for e in strings if e is not None)
+            found = []  # (word, its flags) of each string that holds some
+            for before, string in zip([None, *strings], strings, strict=False):
+                if string is None or _skipped(string, skipped):
+                    continue
+                previous = string_word(rep, before) if before is not None else None
+                word = string_word(rep, string)
+                flags = arch_flags(rep, word, previous, None)
+                if flags:
+                    found.append((word, flags))
+            if found:
+                word, flags = found[0]
+                more = sum(len(f) for _, f in found) - 1
+                report_arch_flags(rep, word, flags[0], more, "list")
     for node in ast.walk(tree):
-        if not _is_string(node) or id(node) in prose:
-            continue
-        if any(first <= node.lineno <= last for first, last in skipped):
-            continue
-        container = holder.get(id(node))
-        if container is not None and id(container) in reported:
-            continue
-        before = preceding.get(id(node))
-        previous = string_word(rep, before) if before is not None else None
-        if check_arch_flags(rep, string_word(rep, node), previous, None) and container is not None:
-            reported.add(id(container))
+        if _is_string(node) and id(node) not in prose | listed and not _skipped(node, skipped):
+            check_arch_flags(rep, string_word(rep, node), None, None)
+
+
+def _skipped(node: ast.Constant, spans: list[tuple[int, int]]) -> bool:
+    return any(first <= node.lineno <= last for first, last in spans)
 
 
 def _is_string(node: ast.AST) -> TypeGuard[ast.Constant]:
