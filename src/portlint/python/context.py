@@ -266,6 +266,10 @@ class Context:
         report = Report(node, rule, message, chosen, severity, fix, span, hidden, behind, strands)
         self.reports.append(report)
 
+    def is_reported(self, node: ast.AST, code: str) -> bool:
+        """Whether a finding of ``code`` is queued at ``node``."""
+        return (id(node), code) in self._reported
+
     def behind_cuda_test(self, node: ast.AST, guard: Guard | None) -> ast.expr | None:
         """``if torch.cuda.is_available(): torch.cuda.synchronize()`` (also after ``if not
         torch.cuda.is_available(): return``, or in ``ok and torch.cuda.is_available() and

@@ -168,6 +168,8 @@ def _report_variable(
         return
     if row is not None:
         _record_save_or_restore(node, name, within, ctx)
+    if row is not None and _tested_above(within, node.value, ctx):
+        return
     # a value read only to be printed or logged configures nothing
     if row is not None and not ctx.in_log_call(within) and not _only_logged(within, ctx):
         advice, severity = row
@@ -179,6 +181,27 @@ def _report_variable(
         }
         behind = ctx.behind_cuda_test(within, ctx.guards.get(id(within)))
         ctx.report(node, "PRT401", message, targets=advice, severity=severity, behind=behind)
+
+
+def _tested_above(within: ast.AST, name: str, ctx: Context) -> bool:
+    """``within`` is in the arm of a test that names the same variable, and that test is
+    reported (``if "CUDA_VISIBLE_DEVICES" in os.environ: ids = os.environ["CUDA_VISIBLE_DEVICES"]``,
+    ``if os.getenv("NCCL_ALGO") is None: os.environ["NCCL_ALGO"] = "Ring"``): the test is the
+    site, and the one edit that gives it the target's variable gives it to its arm too."""
+    child, parent = within, ctx.parents.get(id(within))
+    while parent is not None:
+        if isinstance(parent, ast.If | ast.IfExp) and child is not parent.test:
+            arm = parent.body if isinstance(parent, ast.If) else [parent.body]
+            if any(child is statement for statement in arm):
+                for node in ast.walk(parent.test):
+                    if (
+                        isinstance(node, ast.Constant)
+                        and node.value == name
+                        and ctx.is_reported(node, "PRT401")
+                    ):
+                        return True
+        child, parent = parent, ctx.parents.get(id(parent))
+    return False
 
 
 def _only_logged(within: ast.AST, ctx: Context) -> bool:
