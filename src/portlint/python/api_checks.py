@@ -27,7 +27,7 @@ from portlint.python.guards import (
     rocm_build_test,
 )
 from portlint.python.torch_api import DISABLES_AUTOCAST, disables_autocast, torch_cuda_api
-from portlint.python.tree import statement_blocks, walk
+from portlint.python.tree import exits, statement_blocks, walk
 
 TF32_SWITCHES = frozenset(
     {"torch.backends.cuda.matmul.allow_tf32", "torch.backends.cudnn.allow_tf32"}
@@ -218,12 +218,15 @@ def _report_cuda_version(node: ast.AST, ctx: Context) -> None:
     ``if not torch.cuda.is_available(): return``: only builds that pass the CUDA test read it,
     NVIDIA's and ROCm's, and on ROCm it is None. The other targets never get there (the test is
     their site), so the read is ROCm's alone. Behind a test that ROCm fails too (``if
-    torch.version.cuda is not None:``), only NVIDIA gets there: no finding."""
+    torch.version.cuda is not None:``), only NVIDIA gets there: no finding. A read that fails
+    on None where the code did not test it first is an error (``_fails_on_none``)."""
     test = ctx.behind_cuda_test(node, ctx.guards.get(id(node)))
     rocm_arm = _tested_beside_rocm_arm(node, ctx)
     # ``print("CUDA", torch.version.cuda)``, or a field of ``collect_env()``'s report: a line
     # that reads None elsewhere, a merely different value
     printed = Severity.INFO if ctx.in_log_call(node) or ctx.in_environment_report() else None
+    if printed is None and _fails_on_none(node, ctx) and not _none_tested(node, ctx):
+        printed = Severity.ERROR
     if test is None:
         message = "`torch.version.cuda` is None on ROCm and every other vendor"
         if rocm_arm:
@@ -239,6 +242,8 @@ def _report_cuda_version(node: ast.AST, ctx: Context) -> None:
         return  # behind a CUDA test only ROCm was left, and it takes its own arm
     if any(ctx.qualified_name(n) in BUILD_VERSIONS for n in walk(test) if _is_name(n)):
         return
+    if _none_tested(node, ctx):
+        return  # ``is_cuda = torch.version.cuda is not None``, then ``if is_cuda:``
     if compared_with_none(ctx.parents.get(id(node)), (ast.Is, ast.IsNot)):
         # ``if torch.version.cuda is None: return`` behind a CUDA test: the code tells ROCm
         # from NVIDIA itself, and handles the None it is on ROCm
@@ -255,6 +260,65 @@ def _report_cuda_version(node: ast.AST, ctx: Context) -> None:
     message = "`torch.version.cuda` is None on ROCm, which passes the CUDA test before it"
     rocm = {"rocm": ctx.catalog.rules["PRT601"].targets["rocm"]}
     ctx.report(node, "PRT601", message, targets=rocm, severity=printed)
+
+
+@functools.cache
+def _version_parsers(catalog: Catalog) -> frozenset[str]:
+    """rules/capability.toml ``[cuda_version_none] parsers``."""
+    return frozenset(catalog.table("capability")["cuda_version_none"]["parsers"])
+
+
+def _fails_on_none(node: ast.AST, ctx: Context) -> bool:
+    """The read of ``torch.version.cuda`` at ``node`` fails where it is None: it is indexed,
+    or the one argument of a version or number parse (``parse(torch.version.cuda)``)."""
+    parent = ctx.parents.get(id(node))
+    if isinstance(parent, ast.Subscript) and parent.value is node:
+        return True
+    if isinstance(parent, ast.Call) and parent.args == [node] and not parent.keywords:
+        return _last_name(parent.func) in _version_parsers(ctx.catalog)
+    return False
+
+
+def _none_tested(node: ast.AST, ctx: Context) -> bool:
+    """The code asks whether ``torch.version.cuda`` is set before the read at ``node``: an
+    operand before it in an ``and``/``or``, the test of an ``if`` or conditional expression
+    around it, or an earlier ``if`` of its blocks that leaves (``if torch.version.cuda is None:
+    return``), each reading it or a name stored from it."""
+
+    def names_it(test: ast.AST, stored: bool = True) -> bool:
+        """``test`` reads the version, itself or through a name stored from it (``is_cuda =
+        torch.version.cuda is not None``, then ``if is_cuda:``)."""
+        for n in walk(test):
+            if isinstance(n, ast.Attribute) and ctx.qualified_name(n) == "torch.version.cuda":
+                return True
+            if stored and isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load):
+                values = ctx.resolver.values_of(n.id)
+                if any(names_it(value, stored=False) for value in values):
+                    return True
+        return False
+
+    child, current = node, ctx.parents.get(id(node))
+    while current is not None and not isinstance(current, ast.FunctionDef | ast.ClassDef):
+        if isinstance(current, ast.BoolOp):
+            position = next(i for i, v in enumerate(current.values) if v is child)
+            if any(names_it(value) for value in current.values[:position]):
+                return True
+        elif (
+            isinstance(current, ast.If | ast.IfExp | ast.While)
+            and child is not current.test
+            and names_it(current.test)
+        ):
+            return True
+        for block in statement_blocks(current):
+            if child in block:
+                earlier = block[: block.index(child)]
+                if any(
+                    isinstance(s, ast.If) and names_it(s.test) and s.body and exits(s.body[-1])
+                    for s in earlier
+                ):
+                    return True
+        child, current = current, ctx.parents.get(id(current))
+    return False
 
 
 def _tested_beside_rocm_arm(node: ast.AST, ctx: Context) -> bool:
