@@ -225,13 +225,16 @@ def _report_cuda_version(node: ast.AST, ctx: Context) -> None:
     # ``print("CUDA", torch.version.cuda)``, or a field of ``collect_env()``'s report: a line
     # that reads None elsewhere, a merely different value
     printed = Severity.INFO if ctx.in_log_call(node) or ctx.in_environment_report() else None
-    if printed is None and _fails_on_none(node, ctx) and not _none_tested(node, ctx):
+    fails = printed is None and _fails_on_none(node, ctx) and not _none_tested(node, ctx)
+    if fails:
         printed = Severity.ERROR
+    # ``parse(torch.version.cuda)``: what the None makes of the line
+    outcome = ", and the line fails on it" if fails else ""
     if test is None:
-        message = "`torch.version.cuda` is None on ROCm and every other vendor"
+        message = f"`torch.version.cuda` is None on ROCm and every other vendor{outcome}"
         if rocm_arm:
             # ``if torch.version.cuda: ... elif torch.version.hip: ...``: ROCm has its own arm
-            message = "`torch.version.cuda` is None on every vendor but NVIDIA and ROCm"
+            message = f"`torch.version.cuda` is None on every vendor but NVIDIA and ROCm{outcome}"
             targets = dict(ctx.catalog.rules["PRT601"].targets)
             targets.pop("rocm", None)
             ctx.report(node, "PRT601", message, targets=targets, severity=printed)
@@ -257,7 +260,7 @@ def _report_cuda_version(node: ast.AST, ctx: Context) -> None:
         match = PREDICATE.fullmatch(name or "")
         if match and words.get(match.group(1).lower()) == "rocm":
             return
-    message = "`torch.version.cuda` is None on ROCm, which passes the CUDA test before it"
+    message = f"`torch.version.cuda` is None on ROCm, which passes the CUDA test before it{outcome}"
     rocm = {"rocm": ctx.catalog.rules["PRT601"].targets["rocm"]}
     ctx.report(node, "PRT601", message, targets=rocm, severity=printed)
 
