@@ -96,8 +96,9 @@ def check_flag_strings(rep: Reporter, tree: ast.Module, skipped: list[tuple[int,
                 word, flags = found[0]
                 more = sum(len(f) for _, f in found) - 1
                 report_arch_flags(rep, word, flags[0], more, "list")
+    handled = prose | listed
     for node in ast.walk(tree):
-        if _is_string(node) and id(node) not in prose | listed and not _skipped(node, skipped):
+        if _is_string(node) and id(node) not in handled and not _skipped(node, skipped):
             check_arch_flags(rep, string_word(rep, node), None, None)
 
 

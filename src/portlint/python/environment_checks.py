@@ -190,7 +190,7 @@ def _tested_above(within: ast.AST, name: str, ctx: Context) -> bool:
     site, and the one edit that gives it the target's variable gives it to its arm too."""
     child, parent = within, ctx.parents.get(id(within))
     while parent is not None:
-        if isinstance(parent, ast.If | ast.IfExp) and child is not parent.test:
+        if isinstance(parent, ast.If | ast.IfExp):
             arm = parent.body if isinstance(parent, ast.If) else [parent.body]
             if any(child is statement for statement in arm):
                 for node in ast.walk(parent.test):
