@@ -227,7 +227,8 @@ def _report_cuda_version(node: ast.AST, ctx: Context) -> None:
     printed = Severity.INFO if ctx.in_log_call(node) or ctx.in_environment_report() else None
     fails = printed is None and _fails_on_none(node, ctx) and not _none_tested(node, ctx)
     if fails:
-        printed = Severity.ERROR
+        # ``try: parse(torch.version.cuda) except TypeError: ...`` takes care of the failure
+        printed = Severity.INFO if _caught(node, ctx) else Severity.ERROR
     # ``parse(torch.version.cuda)``: what the None makes of the line
     outcome = ", and the line fails on it" if fails else ""
     if test is None:
@@ -279,6 +280,24 @@ def _fails_on_none(node: ast.AST, ctx: Context) -> bool:
         return True
     if isinstance(parent, ast.Call) and parent.args == [node] and not parent.keywords:
         return _last_name(parent.func) in _version_parsers(ctx.catalog)
+    return False
+
+
+def _caught(node: ast.AST, ctx: Context) -> bool:
+    """``node`` is in the body of a ``try`` with a handler that catches what a parse of None
+    raises (``[cuda_version_none] caught_by``) and does not raise again. (A handler of
+    ``Exception`` or a bare ``except`` already makes the read info, as for any call.)"""
+    caught_by = frozenset(ctx.catalog.table("capability")["cuda_version_none"]["caught_by"])
+    child, current = node, ctx.parents.get(id(node))
+    while current is not None and not isinstance(current, ast.FunctionDef | ast.ClassDef):
+        if isinstance(current, ast.Try) and any(child is s for s in current.body):
+            for handler in current.handlers:
+                types = handler.type.elts if isinstance(handler.type, ast.Tuple) else [handler.type]
+                names = {_last_name(t) for t in types if t is not None}
+                reraises = bool(handler.body) and isinstance(handler.body[-1], ast.Raise)
+                if names & caught_by and not reraises:
+                    return True
+        child, current = current, ctx.parents.get(id(current))
     return False
 
 
