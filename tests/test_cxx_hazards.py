@@ -56,7 +56,7 @@ def test_condition_continued_on_the_next_line_is_quoted_as_one_line():
     found = messages("inactive_branches.cu", "PRT804")
     [message] = found[line_of("inactive_branches.cu", "#if !defined(USE_MUSA)")]
     assert message.startswith(
-        "`!defined(USE_MUSA) && defined(__CUDA_ARCH__) && (__CUDA_ARCH__ >= 900)` compares"
+        "`!defined(USE_MUSA) && defined(__CUDA_ARCH__) && (__CUDA_ARCH__ >= 800)` compares"
     )
 
 

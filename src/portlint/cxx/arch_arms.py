@@ -4,6 +4,9 @@ leaves ROCm anything to port.
 
 It does not where
 
+- the test answers on NVIDIA's A100 (``[arch_tests] reference_architecture``) as on hip-clang
+  (``#if __CUDA_ARCH__ >= 900``): AMD GPUs compile the arm an A100 compiles
+  (``answers_as_reference``, checked before the arms are read);
 - the arm hip-clang skips only refuses (``#if __CUDA_ARCH__ < 800`` / ``trap_unsupported_arch();``):
   AMD GPUs run the code as NVIDIA's newer GPUs do; or it only gives Hopper's programmatic
   dependent launch its hint (``cudaGridDependencySynchronize();``), which GPUs without it, AMD's
@@ -38,6 +41,7 @@ from typing import NamedTuple
 from tree_sitter import Node
 
 from portlint.catalog import Catalog
+from portlint.cxx.preprocessor import directive_holds
 from portlint.cxx.unit import Unit
 
 GROUPS = frozenset({"preproc_if", "preproc_ifdef", "preproc_elif"})
@@ -46,6 +50,8 @@ DIRECTIVE_LINE = re.compile(rb"(?:\\[ \t]*\r?\n|[^\n])*")
 ASM = re.compile(
     r"(?<![A-Za-z0-9_])(?:asm|__asm__|__asm)(?![A-Za-z0-9_])\s*(?:volatile|__volatile__)?\s*\("
 )
+#: A backslash that continues a directive on the next line.
+CONTINUATION = re.compile(r"\\[ \t]*\r?\n")
 TRAP_ASM = re.compile(r"(?<![A-Za-z0-9_])(?:asm|__asm__|__asm)\b[^;]*\"\s*trap\s*;")
 #: Nodes that are no statement of an arm.
 IGNORED = frozenset({"comment", "{", "}", ";"})
@@ -61,6 +67,8 @@ class ArchTests(NamedTuple):
     hint_instructions: tuple[str, ...]
     #: A call to one of these names refuses in HIP's device code too.
     device_refusal: re.Pattern[str]
+    #: The ``__CUDA_ARCH__`` of the NVIDIA GPUs AMD's are measured against (None: no such test).
+    reference_architecture: int | None
 
 
 @functools.cache
@@ -73,6 +81,7 @@ def arch_tests(catalog: Catalog) -> ArchTests:
         frozenset(table.get("hints", ())),
         tuple(table.get("hint_instructions", ())),
         _calls_to(table.get("device_refusals", ())),
+        table.get("reference_architecture"),
     )
 
 
@@ -115,6 +124,26 @@ def needs_no_port(unit: Unit, condition: Node, compares: bool) -> bool:
         and ASM.search(compiled_text) is None
         and not _refuses(unit, compiled, tests)
     )
+
+
+def answers_as_reference(unit: Unit, condition: Node) -> bool:
+    """Whether the ``#if``/``#elif`` whose condition is ``condition`` answers alike where
+    ``__CUDA_ARCH__`` is undefined (hip-clang) and where it is the reference architecture
+    (``[arch_tests] reference_architecture``, sm_80): AMD GPUs then compile the arm NVIDIA's
+    A100 compiles, and the test is not what tells them apart (``#if __CUDA_ARCH__ >= 900``, a
+    Hopper feature, is false on both). A condition whose answer depends on another macro the file
+    does not fix (``CUDA_VERSION < 8000``) is not known to answer alike."""
+    reference = arch_tests(unit.catalog).reference_architecture
+    group = _group_of(unit, condition)
+    if reference is None or group is None:
+        return False
+    text = unit.data[group.start_byte : _directive_end(unit, group)].decode(errors="replace")
+    directive = CONTINUATION.sub(" ", text)
+    ide = unit.catalog.table("cxx").get("guards", {}).get("ide_macros", ())
+    absent = {name: (False, None) for name in ide}
+    on_amd = directive_holds(directive, {**absent, "__CUDA_ARCH__": (False, None)})
+    on_reference = directive_holds(directive, {**absent, "__CUDA_ARCH__": (True, reference)})
+    return on_amd is not None and on_amd == on_reference
 
 
 def _arms(unit: Unit, condition: Node) -> tuple[list[Node], list[Node]] | None:

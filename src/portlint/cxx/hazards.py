@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from tree_sitter import Node
 
 from portlint.cxx.api_sites import is_torch_extension
-from portlint.cxx.arch_arms import needs_no_port
+from portlint.cxx.arch_arms import CONTINUATION, answers_as_reference, needs_no_port
 from portlint.cxx.kernels import Kernel
 from portlint.cxx.unit import Unit
 from portlint.model import Severity
@@ -41,8 +41,6 @@ WARP_SIZE_VARIABLE = re.compile(rb"(?<![A-Za-z0-9_])warpSize(?![A-Za-z0-9_])")
 ASM = re.compile(rb"(?<![A-Za-z0-9_])(?:asm|__asm__|__asm)(?![A-Za-z0-9_])")
 PTX_TEXT = re.compile(r"%%?(laneid|warpid|tid|ctaid|nctaid|clock|smid)\b|\b[a-z]+\.[a-z0-9]+\b")
 CUDA_ARCH = re.compile(rb"(?<![A-Za-z0-9_])__CUDA_ARCH__(?![A-Za-z0-9_])")
-#: A backslash that continues a directive on the next line, left out of a quoted condition.
-CONTINUATION = re.compile(r"\\[ \t]*\r?\n")
 CAPABILITY_FIELD = re.compile(rb"(?:\.|->)\s*(major|minor)(?![A-Za-z0-9_])")
 CAPABILITY_ATTRIBUTE = re.compile(
     rb"DeviceGetAttribute\s*\(\s*&\s*([A-Za-z_]\w*)\s*,\s*\w*ComputeCapability(?:Major|Minor)"
@@ -550,7 +548,8 @@ def find_cuda_arch_tests(unit: Unit, seen: set[int]) -> None:
             continue
         seen.add(root.start_byte)
         if HOST_OR_ARCH.search(text) or (
-            node.type != "preproc_arg" and needs_no_port(unit, root, compared)
+            node.type != "preproc_arg"
+            and (answers_as_reference(unit, root) or needs_no_port(unit, root, compared))
         ):
             continue
         if compared:

@@ -297,6 +297,16 @@ def _logical_lines(lines: list[str]) -> Iterator[tuple[int, str, int]]:
         number += continued + 1
 
 
+def directive_holds(directive: str, macros: dict[str, Macro]) -> bool | None:
+    """Whether one ``#if``/``#elif``/``#ifdef`` directive (its continuation lines joined) holds
+    where ``macros`` are as given and every other macro is unknown; None where the answer depends
+    on an unknown macro, or where the line is no such directive."""
+    match = DIRECTIVE.match(directive)
+    if match is None or match.group(1) in ("else", "endif"):
+        return None
+    return _decided(match.group(1), match.group(2), lambda name: macros.get(name, UNKNOWN))
+
+
 def _decided(keyword: str, condition: str, macro: Callable[[str], Macro]) -> bool | None:
     """Whether a directive's condition holds, where the macros it reads decide it."""
     text = COMMENT.sub("", condition).strip()
