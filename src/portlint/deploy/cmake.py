@@ -1,8 +1,11 @@
 """CMake files, parsed with tree-sitter-cmake: CUDA language and toolkit use (PRT941),
-architecture settings (PRT942) and nvcc flags in arguments (PRT923)."""
+architecture settings (PRT942) and nvcc flags in arguments (PRT923). A command in the arm of a
+build option that turns CUDA on (``if(USE_CUDA)``) is built only where the user asks for CUDA:
+no finding there."""
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from portlint.deploy.commands import check_arch_flags
@@ -15,9 +18,30 @@ from portlint.deploy.words import Word, unquoted
 def analyse_cmake_text(rep: Reporter) -> None:
     parsed = parse("cmake", rep.source.text)
     table = deploy_table(rep.catalog)["cmake"]
+    option = re.compile(table.get("cuda_options", "(?!)"), re.IGNORECASE)
     for node in walk(parsed.root):
-        if node.type == "normal_command":
+        if node.type == "normal_command" and not in_cuda_option_arm(parsed, node, option):
             check_cmake_command(rep, parsed, node, table)
+
+
+def in_cuda_option_arm(parsed: Parsed, node: Any, option: re.Pattern[str]) -> bool:
+    """Whether ``node`` is in the arm of an ``if``/``elseif`` that holds only where a CUDA build
+    option is on: the option alone or in a chain of ``AND`` (``if(USE_CUDA)``, ``elseif(WITH_CUDA
+    AND BUILD_OPS)``), not negated."""
+    current = node
+    while current.parent is not None:
+        body, current = current, current.parent
+        if body.type != "body" or current.type != "if_condition":
+            continue
+        command = body.prev_named_sibling
+        if command is None or command.type not in ("if_command", "elseif_command"):
+            continue
+        words = [word.text.upper().strip("${}") for word in arguments_of(parsed, command)]
+        if "OR" in words or "NOT" in words:
+            continue
+        if any(option.fullmatch(word) for word in words):
+            return True
+    return False
 
 
 def arguments_of(parsed: Parsed, node: Any) -> list[Word]:
