@@ -101,7 +101,13 @@ def find_backends(tree: ast.Module, path: str, text_lines: int, catalog: Catalog
     if module is not None:
         return [module]
     # in a CUDA package's module that a sibling backend imports (``_package_backend`` left it
-    # out), CUDA classes run for that vendor too: none is CUDA-only by its name
+    # out), CUDA code runs for that vendor too: neither the module nor a class in it is
+    # CUDA-only by its name
+    lone_module = None
+    if package is None:
+        lone_module = _lone_module(path, text_lines, table.get("lone_module", {}).get("pattern"))
+    if lone_module is not None:
+        return [lone_module]
     lone_words = frozenset(table.get("lone_class", {}).get("words", ()) if package is None else ())
     return _class_backends(tree, words, lone_words) + _registered_backends(tree, words)
 
@@ -170,6 +176,20 @@ def _module_backend(
     if not siblings:
         return None
     return Backend(vendor, "module", filename, frozenset(siblings), Span(1, 0, 1, 0), 1, text_lines)
+
+
+def _lone_module(path: str, text_lines: int, pattern: str | None) -> Backend | None:
+    """A module named for CUDA graphs (``[backend.lone_module] pattern``, matched against the
+    file's folder and name without ``.py``): CUDA code with no sibling, one summary for the
+    file like a lone class's."""
+    directory, filename = os.path.split(path.replace("\\", "/"))
+    if not pattern or not filename.endswith(".py"):
+        return None
+    named = f"{os.path.basename(directory)}/{filename[:-3]}"
+    if re.search(pattern, named, re.IGNORECASE) is None:
+        return None
+    span = Span(1, 0, 1, 0)
+    return Backend("cuda", "module", filename, frozenset(), span, 1, text_lines, lone=True)
 
 
 def _vendor_named(parts: list[str], words: dict[str, str]) -> bool:
@@ -373,9 +393,13 @@ def backend_finding(
         said = f"named for {title}, with no sibling class for another vendor"
         if backend.declared:
             said = f"declares in `{backend.declared}` that it supports {title} devices alone"
+        kind, builds = "class", "builds"
+        if backend.kind == "module":
+            kind, builds = "module", "imports"
+            said = f"named for {title} graphs, with no sibling module for another vendor"
         message = (
-            f"{title} class `{backend.name}`: {said}; its {sites_run} wherever the code that"
-            " builds it lets them"
+            f"{title} {kind} `{backend.name}`: {said}; its {sites_run} wherever the code that"
+            f" {builds} it lets them"
         )
     siblings += sorted(s for s in backend.siblings if s not in TARGETS)
     parts = []
