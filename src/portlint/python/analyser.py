@@ -2680,6 +2680,15 @@ class Analyser(ast.NodeVisitor):
             self._visit_handlers(node)
             self.visit_many([*node.orelse, *node.finalbody])
             return
+        if any(_handles_failures(handler, MISSING_PROGRAM) for handler in node.handlers):
+            # ``try: check_output(["nvidia-smi", ...]) except FileNotFoundError: ...``
+            outer = self.guard
+            self.guard = outer.in_try_for_programs()
+            self.visit_many(node.body)
+            self.guard = outer
+            self._visit_handlers(node)
+            self.visit_many([*node.orelse, *node.finalbody])
+            return
         self.visit_many(node.body)
         self._visit_handlers(node)
         self.visit_many([*node.orelse, *node.finalbody])
@@ -4355,6 +4364,9 @@ CUDA_TEXT = re.compile(r"(?i:cuda|nccl|nvidia)")
 FAILURES = frozenset(
     {"Exception", "BaseException", "RuntimeError", "AssertionError", "AttributeError"}
 )
+#: What running a program that is not installed raises (``FileNotFoundError``, an ``OSError``;
+#: ``EnvironmentError`` and ``IOError`` are its old names).
+MISSING_PROGRAM = frozenset({"FileNotFoundError", "OSError", "EnvironmentError", "IOError"})
 
 
 def _defined_and_called(body: list[ast.stmt]) -> set[int]:
@@ -4381,15 +4393,16 @@ def _defined_and_called(body: list[ast.stmt]) -> set[int]:
     return found
 
 
-def _handles_failures(handler: ast.ExceptHandler) -> bool:
-    """The handler catches the failure and carries on (it does not end by raising)."""
+def _handles_failures(handler: ast.ExceptHandler, failures: frozenset[str] = FAILURES) -> bool:
+    """The handler catches the failure (one of ``failures``, or anything) and carries on (it
+    does not end by raising)."""
     if _reraises(handler):
         return False
     if handler.type is None:
         return True
     names = handler.type.elts if isinstance(handler.type, ast.Tuple) else [handler.type]
     return any(
-        (n.id if isinstance(n, ast.Name) else getattr(n, "attr", None)) in FAILURES for n in names
+        (n.id if isinstance(n, ast.Name) else getattr(n, "attr", None)) in failures for n in names
     )
 
 

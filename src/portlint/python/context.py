@@ -41,6 +41,8 @@ from portlint.textindex import LineIndex
 
 #: The rules of a hard-coded device string and of a ``torch.cuda`` use.
 DEVICE_STRING_RULE = "PRT101"
+#: NVIDIA's programs run by name (``nvidia-smi``, ``nvcc``).
+TOOL_RULE = "PRT402"
 TORCH_CUDA_RULE = "PRT201"
 
 
@@ -786,6 +788,8 @@ class Context:
         # An import keeps its own severity: one with a fallback is a warning (PRT501).
         if guard.info and not isinstance(report.node, ast.alias):
             severity = Severity.INFO
+        elif guard.tools_handled and report.rule.code == TOOL_RULE:
+            severity = Severity.INFO  # the missing program fails into the handler
         # in a test that refuses to run, or the check a flag in such a test was given
         refuses = guard.refuses or id(report.node) in self.refusing_checks
         if refuses and guard.cuda_only:  # an assert only the CUDA path reaches

@@ -86,6 +86,10 @@ class Guard:
     #: In the test of a lone arm taken where CUDA is missing (``if not x.is_cuda: ...``, no
     #: ``else``): the other targets take the arm; there is no CUDA path for them to skip.
     taken_off_cuda: bool = False
+    #: In the body of a ``try`` whose ``except`` catches a missing program (``except
+    #: (subprocess.CalledProcessError, FileNotFoundError):``): a command that runs NVIDIA's tools
+    #: (``subprocess.check_output(["nvidia-smi", ...])``) fails into the handler there: info.
+    tools_handled: bool = False
 
     def inside(
         self,
@@ -121,6 +125,7 @@ class Guard:
             self.handled,
             self.info_unhandled or info,
             taken_off_cuda,
+            self.tools_handled,
         )
 
     def in_handled_try(self) -> Guard:
@@ -128,12 +133,17 @@ class Guard:
         unhandled = self.info_unhandled if self.handled else self.info
         return replace(self, info=True, handled=True, info_unhandled=unhandled)
 
+    def in_try_for_programs(self) -> Guard:
+        """The body of a ``try`` whose ``except`` catches a missing program."""
+        return replace(self, tools_handled=True)
+
     def in_function(self) -> Guard:
         """The body of a function defined here: it runs when called, outside any ``try`` the
         definition sits in."""
-        if not self.handled:
+        if not self.handled and not self.tools_handled:
             return self
-        return replace(self, info=self.info_unhandled, handled=False)
+        info = self.info_unhandled if self.handled else self.info
+        return replace(self, info=info, handled=False, tools_handled=False)
 
 
 @dataclass
