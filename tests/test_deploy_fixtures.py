@@ -38,6 +38,7 @@ def test_every_file_of_the_repository_is_recognised():
     assert found == {
         ".github/workflows/ci.yml": "yaml",
         "CMakeLists.txt": "cmake",
+        "cmake_arch/CMakeLists.txt": "cmake",
         "cuda_option/CMakeLists.txt": "cmake",
         "Dockerfile": "dockerfile",
         "Dockerfile.dev": "dockerfile",

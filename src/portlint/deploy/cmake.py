@@ -19,9 +19,10 @@ def analyse_cmake_text(rep: Reporter) -> None:
     parsed = parse("cmake", rep.source.text)
     table = deploy_table(rep.catalog)["cmake"]
     option = re.compile(table.get("cuda_options", "(?!)"), re.IGNORECASE)
+    settings: set[str] = set()  # the architecture variables reported so far
     for node in walk(parsed.root):
         if node.type == "normal_command" and not in_cuda_option_arm(parsed, node, option):
-            check_cmake_command(rep, parsed, node, table)
+            check_cmake_command(rep, parsed, node, table, settings)
 
 
 def in_cuda_option_arm(parsed: Parsed, node: Any, option: re.Pattern[str]) -> bool:
@@ -52,11 +53,20 @@ def arguments_of(parsed: Parsed, node: Any) -> list[Word]:
     return words
 
 
-def check_cmake_command(rep: Reporter, parsed: Parsed, node: Any, table: dict) -> None:
+def check_cmake_command(
+    rep: Reporter, parsed: Parsed, node: Any, table: dict, settings: set[str]
+) -> None:
+    """The findings of one command. ``settings``: the architecture variables the file already
+    reported (PRT942): each is one setting, however many commands set or append to it."""
     name_node = node.children[0]
     command = parsed.text(name_node).lower()
     words = arguments_of(parsed, node)
     upper = [w.text.upper() for w in words]
+    if command == "string" and upper[:1] == ["REGEX"] and len(words) > 2:
+        # ``string(REGEX REPLACE "-gencode arch=[^ ]+" "" out ${CMAKE_CUDA_FLAGS})``: the
+        # pattern names the flag to find it in a string; it passes no flag
+        words = [word for position, word in enumerate(words) if position != 2]
+        upper = [w.text.upper() for w in words]
     if command in table["language_commands"]:
         # enable_language(CUDA); project(name LANGUAGES CXX CUDA)
         start = 0 if command == "enable_language" else 1
@@ -70,7 +80,8 @@ def check_cmake_command(rep: Reporter, parsed: Parsed, node: Any, table: dict) -
     for position, word in enumerate(words):
         if word.text.startswith("CUDA::"):
             rep.add("PRT941", word.span, f"`{word.text}` is a CUDA toolkit library")
-        elif word.text in table["architecture_names"]:
+        elif word.text in table["architecture_names"] and word.text not in settings:
+            settings.add(word.text)
             rep.add("PRT942", word.span, f"`{word.text}` lists NVIDIA compute capabilities")
         preceding = words[position - 1] if position else None
         following = words[position + 1] if position + 1 < len(words) else None
