@@ -344,6 +344,8 @@ def check_device_strings(node: ast.Call, ctx: Context) -> None:
             # of an implementation made for CUDA; no device is placed, and the entry is right
             continue
         for literal in device_literals(argument, ctx):
+            if in_index_arm(node, ctx):
+                continue  # ``if device == "cuda": device = torch.device("cuda:0")``
             if literal.via_variable and ctx.in_backend(node):
                 # used only inside a CUDA backend or a test that runs only on CUDA: correct
                 # there by construction; a use elsewhere is the one that reports it
@@ -977,6 +979,92 @@ def picks_cpu_load(test: ast.expr, ctx: Context) -> bool:
     return _cpu_off_cuda(choice, ctx)
 
 
+#: A CUDA device written with its index, or the index alone: ``"cuda:0"``, ``"0"``.
+CUDA_INDEX = re.compile(r"(?:cuda:)?\d+")
+
+
+def gives_cuda_its_index(test: ast.Compare, ctx: Context) -> bool:
+    """``if str(self.device) == "cuda": self.device = torch.device("cuda:0")``, ``if device ==
+    "cuda": device = "0"``, ``if "cuda" in dev and ":" not in dev: dev = f"{dev}:0"``: an arm
+    with no ``else`` that only gives the bare CUDA name its index, in the value it tested.
+    Every other device keeps its value and goes on as it came: nothing to port."""
+    whole = test
+    parent = ctx.parents.get(id(test))
+    if isinstance(parent, ast.BoolOp) and isinstance(parent.op, ast.And):
+        whole, parent = parent, ctx.parents.get(id(parent))
+    if not (
+        isinstance(parent, ast.If)
+        and parent.test is whole
+        and not parent.orelse
+        and len(parent.body) == 1
+    ):
+        return False
+    statement = parent.body[0]
+    if not (isinstance(statement, ast.Assign) and len(statement.targets) == 1):
+        return False
+    if not isinstance(test.ops[0], ast.Eq | ast.In) or len(test.ops) != 1:
+        return False
+    left, right = test.left, test.comparators[0]
+    if isinstance(right, ast.Constant) and right.value == "cuda":
+        subject = left  # ``device == "cuda"``
+    elif isinstance(left, ast.Constant) and left.value == "cuda":
+        subject = right  # ``"cuda" in device``
+    else:
+        return False
+    if (
+        isinstance(subject, ast.Call)
+        and isinstance(subject.func, ast.Name)
+        and subject.func.id == "str"
+        and len(subject.args) == 1
+    ):
+        subject = subject.args[0]  # ``str(self.device) == "cuda"``
+    target = ast.unparse(statement.targets[0])
+    return target == ast.unparse(subject) and _indexed_cuda(statement.value, target, ctx)
+
+
+def in_index_arm(node: ast.AST, ctx: Context) -> bool:
+    """``node`` is in the arm that ``gives_cuda_its_index`` reads: the index it gives is no site
+    either."""
+    current = node
+    while (parent := ctx.parents.get(id(current))) is not None and not isinstance(parent, ast.If):
+        if isinstance(parent, ast.stmt) and not isinstance(parent, ast.Assign):
+            return False
+        current = parent
+    if parent is None or current not in parent.body:
+        return False
+    tests = parent.test.values if isinstance(parent.test, ast.BoolOp) else [parent.test]
+    return any(isinstance(test, ast.Compare) and gives_cuda_its_index(test, ctx) for test in tests)
+
+
+def _indexed_cuda(value: ast.expr, subject: str, ctx: Context) -> bool:
+    """``"cuda:0"``, ``"0"``, ``torch.device("cuda:0")``, ``torch.device("cuda", 0)``, or
+    ``f"{subject}:0"``."""
+    if isinstance(value, ast.Call) and ctx.qualified_name(value.func) == "torch.device":
+        arguments = value.args
+        if len(arguments) == 2:
+            kind, index = arguments
+            return (
+                isinstance(kind, ast.Constant)
+                and kind.value == "cuda"
+                and isinstance(index, ast.Constant)
+                and isinstance(index.value, int)
+            )
+        if len(arguments) != 1:
+            return False
+        value = arguments[0]
+    if isinstance(value, ast.Constant) and isinstance(value.value, str):
+        return CUDA_INDEX.fullmatch(value.value) is not None
+    if isinstance(value, ast.JoinedStr) and len(value.values) == 2:
+        named, index = value.values
+        return (
+            isinstance(named, ast.FormattedValue)
+            and ast.unparse(named.value) == subject
+            and isinstance(index, ast.Constant)
+            and re.fullmatch(r":\d+", str(index.value)) is not None
+        )
+    return False
+
+
 def _off_cuda_truth(test: ast.expr, ctx: Context) -> bool | None:
     """What a test that asks for CUDA evaluates to off CUDA (None: it does not decide)."""
     polarity = cuda_polarity(test, ctx.qualified_name, ctx.cuda_flags)
@@ -1143,7 +1231,7 @@ def check_device_type_comparison(node: ast.Compare, ctx: Context) -> None:
         return
     if any(_restates_selection(operand, ctx) for operand in operands):
         return
-    if picks_cpu_load(node, ctx):
+    if picks_cpu_load(node, ctx) or gives_cuda_its_index(node, ctx):
         return
     rule = ctx.catalog.rules["PRT104"]
     for operand in operands:
