@@ -112,14 +112,16 @@ def _device_literals(
     if isinstance(expr, ast.Call) and isinstance(expr.func, ast.Attribute):
         is_format = expr.func.attr == "format" and _is_cuda_text(expr.func.value, CUDA_PREFIX)
         return [found] if is_format else []
-    if isinstance(expr, ast.IfExp | ast.BoolOp | ast.List | ast.Tuple):
-        parts = (
-            [expr.body, expr.orelse]
-            if isinstance(expr, ast.IfExp)
-            else expr.values
-            if isinstance(expr, ast.BoolOp)
-            else expr.elts
-        )
+    if isinstance(expr, ast.List | ast.Tuple):
+        # ``default=["cuda:0", "cuda:1", ...]``: one list of devices is one choice, which one
+        # edit replaces; its first CUDA device stands for it
+        for element in expr.elts:
+            hits = _device_literals(element, ctx, depth, origin)
+            if hits:
+                return hits
+        return []
+    if isinstance(expr, ast.IfExp | ast.BoolOp):
+        parts = [expr.body, expr.orelse] if isinstance(expr, ast.IfExp) else expr.values
         return [hit for part in parts for hit in _device_literals(part, ctx, depth, origin)]
     if isinstance(expr, ast.Name | ast.Attribute) and depth < FLOW_DEPTH:
         return [
