@@ -71,6 +71,7 @@ from portlint.python.guards import (
     cuda_sentinels,
     flag_name,
     handled_targets,
+    handles_failures,
     if_chain,
     ifexp_chain,
     nccl_backend_test,
@@ -79,6 +80,7 @@ from portlint.python.guards import (
     newer_torch_arm,
     older_torch_bound,
     only_targets,
+    reraises,
     system_targets,
 )
 from portlint.python.layers import REBINDING, REBINDINGS, rebound_names
@@ -2670,26 +2672,16 @@ class Analyser(ast.NodeVisitor):
 
     def visit_Try(self, node: ast.Try) -> None:
         self._try_flags(node)
-        handled = any(_handles_failures(handler) for handler in node.handlers)
-        if handled:  # ``try: torch.cuda.mem_get_info() except Exception: ...``: info
-            outer = self.guard
+        outer = self.guard
+        if any(handles_failures(handler, FAILURES) for handler in node.handlers):
+            # ``try: torch.cuda.mem_get_info() except Exception: ...``: info
             self.guard = outer.in_handled_try()
             self.run_in_try |= _defined_and_called(node.body)
-            self.visit_many(node.body)
-            self.guard = outer
-            self._visit_handlers(node)
-            self.visit_many([*node.orelse, *node.finalbody])
-            return
-        if any(_handles_failures(handler, MISSING_PROGRAM) for handler in node.handlers):
+        elif any(handles_failures(handler, MISSING_PROGRAM) for handler in node.handlers):
             # ``try: check_output(["nvidia-smi", ...]) except FileNotFoundError: ...``
-            outer = self.guard
             self.guard = outer.in_try_for_programs()
-            self.visit_many(node.body)
-            self.guard = outer
-            self._visit_handlers(node)
-            self.visit_many([*node.orelse, *node.finalbody])
-            return
         self.visit_many(node.body)
+        self.guard = outer
         self._visit_handlers(node)
         self.visit_many([*node.orelse, *node.finalbody])
 
@@ -4393,19 +4385,6 @@ def _defined_and_called(body: list[ast.stmt]) -> set[int]:
     return found
 
 
-def _handles_failures(handler: ast.ExceptHandler, failures: frozenset[str] = FAILURES) -> bool:
-    """The handler catches the failure (one of ``failures``, or anything) and carries on (it
-    does not end by raising)."""
-    if _reraises(handler):
-        return False
-    if handler.type is None:
-        return True
-    names = handler.type.elts if isinstance(handler.type, ast.Tuple) else [handler.type]
-    return any(
-        (n.id if isinstance(n, ast.Name) else getattr(n, "attr", None)) in failures for n in names
-    )
-
-
 #: A function named for an NVIDIA-only feature: ``check_nvlink_connectivity``,
 #: ``check_cuda_fp8_capability``, ``check_cuda_p2p_ib_support``, ``_load_flash_attention_3``.
 NVIDIA_FEATURE_CALL = re.compile(
@@ -4571,16 +4550,12 @@ def _catches_missing_api(handler: ast.ExceptHandler) -> bool:
 def _catches_import_error(handler: ast.ExceptHandler) -> bool:
     """The handler catches a failed import and carries on: one that ends by raising (``except
     ImportError as e: raise MissingDependencyError(...) from e``) is no fallback."""
-    if _reraises(handler):
+    if reraises(handler):
         return False
     if handler.type is None:
         return True
     names = handler.type.elts if isinstance(handler.type, ast.Tuple) else [handler.type]
     return any(isinstance(n, ast.Name) and n.id in IMPORT_ERRORS for n in names)
-
-
-def _reraises(handler: ast.ExceptHandler) -> bool:
-    return bool(handler.body) and isinstance(handler.body[-1], ast.Raise)
 
 
 def analyse_python(

@@ -22,6 +22,7 @@ from portlint.python.guards import (
     Guard,
     availability_before,
     compared_with_none,
+    handles_failures,
     if_chain,
     operands_before,
     rocm_build_test,
@@ -290,13 +291,12 @@ def _caught(node: ast.AST, ctx: Context) -> bool:
     caught_by = frozenset(ctx.catalog.table("capability")["cuda_version_none"]["caught_by"])
     child, current = node, ctx.parents.get(id(node))
     while current is not None and not isinstance(current, ast.FunctionDef | ast.ClassDef):
-        if isinstance(current, ast.Try) and any(child is s for s in current.body):
-            for handler in current.handlers:
-                types = handler.type.elts if isinstance(handler.type, ast.Tuple) else [handler.type]
-                names = {_last_name(t) for t in types if t is not None}
-                reraises = bool(handler.body) and isinstance(handler.body[-1], ast.Raise)
-                if names & caught_by and not reraises:
-                    return True
+        if (
+            isinstance(current, ast.Try)
+            and any(child is s for s in current.body)
+            and any(handles_failures(handler, caught_by) for handler in current.handlers)
+        ):
+            return True
         child, current = current, ctx.parents.get(id(current))
     return False
 

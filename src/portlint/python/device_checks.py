@@ -990,6 +990,15 @@ def gives_cuda_its_index(test: ast.Compare, ctx: Context) -> bool:
     "cuda": device = "0"``, ``if "cuda" in dev and ":" not in dev: dev = f"{dev}:0"``: an arm
     with no ``else`` that only gives the bare CUDA name its index, in the value it tested.
     Every other device keeps its value and goes on as it came: nothing to port."""
+    if len(test.ops) != 1 or not isinstance(test.ops[0], ast.Eq | ast.In):
+        return False
+    left, right = test.left, test.comparators[0]
+    if isinstance(right, ast.Constant) and right.value == "cuda":
+        subject = left  # ``device == "cuda"``
+    elif isinstance(left, ast.Constant) and left.value == "cuda":
+        subject = right  # ``"cuda" in device``
+    else:
+        return False
     whole = test
     parent = ctx.parents.get(id(test))
     if isinstance(parent, ast.BoolOp) and isinstance(parent.op, ast.And):
@@ -1003,15 +1012,6 @@ def gives_cuda_its_index(test: ast.Compare, ctx: Context) -> bool:
         return False
     statement = parent.body[0]
     if not (isinstance(statement, ast.Assign) and len(statement.targets) == 1):
-        return False
-    if not isinstance(test.ops[0], ast.Eq | ast.In) or len(test.ops) != 1:
-        return False
-    left, right = test.left, test.comparators[0]
-    if isinstance(right, ast.Constant) and right.value == "cuda":
-        subject = left  # ``device == "cuda"``
-    elif isinstance(left, ast.Constant) and left.value == "cuda":
-        subject = right  # ``"cuda" in device``
-    else:
         return False
     if (
         isinstance(subject, ast.Call)

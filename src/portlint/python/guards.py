@@ -146,6 +146,23 @@ class Guard:
         return replace(self, info=info, handled=False, tools_handled=False)
 
 
+def handles_failures(handler: ast.ExceptHandler, failures: frozenset[str]) -> bool:
+    """The ``except`` clause catches one of ``failures`` (by its name, ``FileNotFoundError`` or
+    ``subprocess.CalledProcessError``), or anything, and carries on: it does not end by
+    raising."""
+    if reraises(handler):
+        return False
+    if handler.type is None:
+        return True
+    names = handler.type.elts if isinstance(handler.type, ast.Tuple) else [handler.type]
+    return any(_last_name(name) in failures for name in names)
+
+
+def reraises(handler: ast.ExceptHandler) -> bool:
+    """The ``except`` clause ends by raising."""
+    return bool(handler.body) and isinstance(handler.body[-1], ast.Raise)
+
+
 @dataclass
 class Vendors:
     """What names a vendor in a branch test: the target markers of rules/targets.toml and the
